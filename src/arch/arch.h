@@ -1,0 +1,32 @@
+// Hardware profiles by gpu_arch name: they feed prompts, roofline checks and the integrity bound.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+namespace kf {
+
+struct ArchProfile {
+  std::string name;         // canonical name, e.g. "h200"
+  std::string vendor;       // "NVIDIA", "Intel", "host"
+  std::string description;  // one line for prompts
+  std::string cuda_sm;      // "sm_90" where CUDA applies, else ""
+  double dram_gbps = 0;     // peak DRAM bandwidth, GB/s (0 = unknown)
+  double fp32_tflops = 0;
+  double fp16_tflops = 0;     // vector FP16
+  double tensor_tflops = 0;   // dense FP16/BF16 tensor peak
+  int compute_units = 0;      // SMs / Xe cores / CPU cores
+  double l2_mib = 0;
+  int shared_kib_per_block = 0;
+};
+
+// Looks up a profile by name (case-insensitive; aliases like "Hopper" or "h100" accepted).
+// `native` and `cpu` resolve to a profile of the local machine where it can be read.
+Result<ArchProfile> find_arch(const std::string& name);
+std::vector<std::string> known_arch_names();
+// A short human-readable block for prompts and logs.
+std::string describe_arch(const ArchProfile& arch);
+
+}  // namespace kf

@@ -1,0 +1,204 @@
+// The CLI's subcommands: argument handling and output only; the work is in the library.
+#include "cli/commands.h"
+
+#include <iostream>
+
+#include "search/job.h"
+#include "task/scaffold.h"
+#include "util/fs.h"
+#include "util/strings.h"
+
+namespace kf {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitNotCorrect = 1;
+constexpr int kExitError = 2;
+
+int fail(const std::string& message) {
+  std::cerr << "kernelfoundry: " << message << "\n";
+  return kExitError;
+}
+
+bool is_config_arg(const std::string& a) {
+  return a.find('=') != std::string::npos || starts_with(a, "+");
+}
+
+// Composes the config for commands that may or may not name a task.
+Result<Config> compose_for(const std::vector<std::string>& args, TaskPackage* task_out) {
+  ComposeOptions o;
+  o.config_dir = default_config_dir();
+  std::string task_path;
+  for (const auto& a : args)
+    if (starts_with(a, "task=")) task_path = a.substr(5);
+  if (!task_path.empty()) {
+    auto task = load_task(task_path, fs::temp_directory_path() / "kernelfoundry-tasks");
+    if (!task) return Result<Config>::error(task.message());
+    o.task_config = task->config_path();
+    o.task_overrides = task->overrides_path();
+    if (task_out) *task_out = std::move(*task);
+  }
+  o.args = args;
+  return compose(o);
+}
+
+Result<std::unique_ptr<Store>> open_store(const Config& config) {
+  return Store::open(config.get_string("paths.kernels_db_path", "runs/kernels.sqlite3"),
+                     static_cast<int>(config.get_int("database.busy_timeout_ms", 5000)));
+}
+
+std::string speedup_cell(const std::optional<double>& s) { return s ? strprintf("%.3fx", *s) : "-"; }
+
+}  // namespace
+
+int cmd_run(const std::vector<std::string>& args) {
+  auto job = open_job(args);
+  if (!job) return fail(job.message());
+  bool validate = job->config.get_bool("validate") || job->config.get_int("max_iters", 3) == 0;
+  if (!validate)
+    return fail(
+        "the optimization loop (LLM inference and search) is not in this build yet; evaluate the "
+        "EVOLVE block as it stands with validate=true (or max_iters=0)");
+  PosixProcessRunner runner;
+  auto summary = run_candidates(*job, {{"EVOLVE block as written", {}}}, runner, std::cout);
+  if (!summary) return fail(summary.message());
+  return summary->last_verdict == kCorrect ? kExitOk : kExitNotCorrect;
+}
+
+int cmd_eval(const std::vector<std::string>& args) {
+  std::vector<std::string> config_args;
+  std::vector<Candidate> candidates;
+  for (const auto& a : args) {
+    if (is_config_arg(a)) {
+      config_args.push_back(a);
+      continue;
+    }
+    auto text = read_file(a);
+    if (!text) return fail(text.message());
+    candidates.push_back({fs::path(a).filename().string(), {*text}});
+  }
+  if (candidates.empty())
+    return fail("eval needs at least one candidate file (the new contents of the EVOLVE block)");
+  auto job = open_job(config_args);
+  if (!job) return fail(job.message());
+  size_t blocks = job->task.blocks_of(BlockKind::kEvolve).size();
+  if (blocks != 1)
+    return fail(strprintf("the task has %zu EVOLVE blocks; eval FILE replaces exactly one", blocks));
+  PosixProcessRunner runner;
+  auto summary = run_candidates(*job, candidates, runner, std::cout);
+  if (!summary) return fail(summary.message());
+  return kExitOk;
+}
+
+int cmd_test(const std::vector<std::string>& args) {
+  std::string dir;
+  bool ref = false;
+  std::vector<std::string> config_args;
+  for (const auto& a : args) {
+    if (a == "--ref") {
+      ref = true;
+    } else if (is_config_arg(a)) {
+      config_args.push_back(a);
+    } else if (dir.empty()) {
+      dir = a;
+    } else {
+      return fail("test takes one package folder, got '" + dir + "' and '" + a + "'");
+    }
+  }
+  if (dir.empty()) return fail("usage: kernelfoundry test DIR [--ref] [key=value ...]");
+  config_args.push_back("task=" + dir);
+  TaskPackage task;
+  auto config = compose_for(config_args, &task);
+  if (!config) return fail(config.message());
+  auto language = parse_language(config->get_string("language"));
+  if (!language) return fail(language.message() + " (set language in " + (task.root / "config.yaml").string() + ")");
+  JobContext job{std::move(*config), std::move(task)};
+  job.language = *language;
+  auto archs = normalize_gpu_archs(job.config);
+  auto arch = find_arch(archs.empty() ? "native" : archs[0]);
+  if (!arch) return fail(arch.message());
+  job.arch = *arch;
+  job.run_dir = fs::path(job.config.get_string("paths.logdir", "runs")) / "test";
+  auto toolchain = find_toolchain();
+  if (!toolchain) return fail(toolchain.message());
+  PosixProcessRunner runner;
+  Evaluator evaluator(job.task, eval_options(job), *toolchain, runner);
+  EvalResult r = evaluator.run_tests_once(ref);
+  std::cout << r.eval_log;
+  std::cout << "files: " << r.dir.string() << "\n";
+  return r.verdict == kCorrect ? kExitOk : kExitNotCorrect;
+}
+
+int cmd_init(const std::vector<std::string>& args) {
+  std::string dir, language;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--language" && i + 1 < args.size()) {
+      language = args[++i];
+    } else if (starts_with(args[i], "--language=")) {
+      language = args[i].substr(11);
+    } else if (dir.empty()) {
+      dir = args[i];
+    } else {
+      return fail("init takes one folder, got '" + dir + "' and '" + args[i] + "'");
+    }
+  }
+  if (dir.empty() || language.empty()) return fail("usage: kernelfoundry init DIR --language CUDA|OCL|CPP");
+  auto lang = parse_language(language);
+  if (!lang) return fail(lang.message());
+  if (Status s = scaffold_task(dir, std::string(language_name(*lang))); !s) return fail(s.message());
+  std::cout << "wrote a " << language_name(*lang) << " task package to " << dir << "\n"
+            << "next: kernelfoundry test " << dir << "   (then: kernelfoundry run task=" << dir
+            << " validate=true)\n";
+  return kExitOk;
+}
+
+int cmd_config(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] != "show") return fail("usage: kernelfoundry config show [task=<package>] [key=value ...]");
+  auto config = compose_for({args.begin() + 1, args.end()}, nullptr);
+  if (!config) return fail(config.message());
+  std::cout << config->show();
+  return kExitOk;
+}
+
+int cmd_jobs(const std::vector<std::string>& args) {
+  auto config = compose_for(args, nullptr);
+  if (!config) return fail(config.message());
+  auto store = open_store(*config);
+  if (!store) return fail(store.message());
+  auto jobs = (*store)->jobs();
+  if (!jobs) return fail(jobs.message());
+  std::cout << strprintf("%-24s %-20s %-7s %-10s %-12s %s\n", "job", "task", "lang", "arch", "status", "updated");
+  for (const auto& j : *jobs) {
+    std::cout << strprintf("%-24s %-20s %-7s %-10s %-12s %s\n", j.job_name.c_str(), j.task_name.c_str(),
+                           j.language.c_str(), j.gpu_arch.c_str(), j.status.c_str(), j.updated_at.c_str());
+  }
+  return kExitOk;
+}
+
+int cmd_kernels(const std::vector<std::string>& args) {
+  KernelFilter filter;
+  std::vector<std::string> config_args;
+  for (const auto& a : args) {
+    if (starts_with(a, "job=")) filter.job_name = a.substr(4);
+    else if (starts_with(a, "task=")) filter.task_name = a.substr(5);
+    else if (starts_with(a, "limit=")) filter.limit = std::atoi(a.c_str() + 6);
+    else config_args.push_back(a);
+  }
+  auto config = compose_for(config_args, nullptr);
+  if (!config) return fail(config.message());
+  auto store = open_store(*config);
+  if (!store) return fail(store.message());
+  auto kernels = (*store)->kernels(filter);
+  if (!kernels) return fail(kernels.message());
+  std::cout << strprintf("%-36s %-20s %-16s %5s %6s %-16s %9s  %s\n", "uuid", "job", "task", "trial", "branch",
+                         "verdict", "speedup", "reason");
+  for (const auto& k : *kernels) {
+    std::string verdict = strprintf("%d %s", k.verdict, std::string(verdict_name(k.verdict)).c_str());
+    std::cout << strprintf("%-36s %-20s %-16s %5d %6d %-16s %9s  %s\n", k.uuid.c_str(), k.job_name.c_str(),
+                           k.task_name.c_str(), k.trial, k.branch, verdict.c_str(),
+                           speedup_cell(k.speedup).c_str(), truncate_middle(k.reason, 60, 20).c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace kf

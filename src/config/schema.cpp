@@ -1,0 +1,389 @@
+// The config schema table: one row per key (path, type, constraint, default, meaning).
+// The shipped tree configs/ sets the same defaults; a unit test keeps the two in step.
+#include "config/schema.h"
+
+#include <unordered_map>
+
+#include "util/strings.h"
+
+namespace kf::cfg {
+
+namespace {
+
+using nlohmann::json;
+
+// A small builder so each row of the table reads as one line of data.
+struct Row {
+  KeySpec spec;
+  Row(std::string path, Kind kind, json def, std::string doc) {
+    spec.path = std::move(path);
+    spec.kind = kind;
+    spec.default_value = std::move(def);
+    spec.doc = std::move(doc);
+  }
+  Row&& nullable() && {
+    spec.nullable = true;
+    return std::move(*this);
+  }
+  Row&& at_least(double v) && {
+    spec.min = Bound{v, false};
+    return std::move(*this);
+  }
+  Row&& above(double v) && {
+    spec.min = Bound{v, true};
+    return std::move(*this);
+  }
+  Row&& at_most(double v) && {
+    spec.max = Bound{v, false};
+    return std::move(*this);
+  }
+  Row&& below(double v) && {
+    spec.max = Bound{v, true};
+    return std::move(*this);
+  }
+  Row&& one_of(std::vector<std::string> choices) && {
+    spec.choices = std::move(choices);
+    return std::move(*this);
+  }
+};
+
+const json kNull = nullptr;
+
+// The fields of one LLM server map, shared by inference.servers[] and feedback_llm_config.
+std::vector<Row> server_rows(const std::string& p) {
+  std::vector<Row> rows;
+  rows.push_back(Row(p + ".server_type", Kind::kEnum, "openai",
+                     "API the server speaks: `openai` (chat completions; any compatible server via "
+                     "`base_url`), `anthropic` (messages), `replay` (recorded answers, no API cost).")
+                     .one_of({"openai", "anthropic", "replay"}));
+  rows.push_back(Row(p + ".model_name", Kind::kString, kNull,
+                     "Model to ask, e.g. `gpt-4o`. Required for openai and anthropic servers.")
+                     .nullable());
+  rows.push_back(Row(p + ".temperature", Kind::kNumber, 0.7,
+                     "Sampling temperature; null = not sent (for models that reject it).")
+                     .at_least(0)
+                     .at_most(2)
+                     .nullable());
+  rows.push_back(Row(p + ".num_completions", Kind::kInt, 1, "Answers requested per call.").at_least(1));
+  rows.push_back(Row(p + ".max_tokens", Kind::kInt, 8192,
+                     "Cap on the answer's tokens; an answer cut at the cap is reported as truncated.")
+                     .at_least(1));
+  rows.push_back(
+      Row(p + ".timeout", Kind::kNumber, 600, "Seconds to wait for one call before retrying.").above(0));
+  rows.push_back(Row(p + ".base_url", Kind::kString, kNull,
+                     "Endpoint override, e.g. `http://localhost:8000/v1` for vLLM, SGLang, "
+                     "llama.cpp, Ollama or OpenRouter; null = the provider's public API.")
+                     .nullable());
+  rows.push_back(Row(p + ".top_p", Kind::kNumber, kNull, "Nucleus sampling; null = not sent.")
+                     .at_least(0)
+                     .at_most(1)
+                     .nullable());
+  rows.push_back(Row(p + ".max_retry", Kind::kInt, 3,
+                     "Retries (with backoff, honouring Retry-After) on 429, 5xx and timeouts.")
+                     .at_least(0));
+  rows.push_back(Row(p + ".replay_path", Kind::kString, kNull,
+                     "For `replay`: a folder of recorded answers, or `job:<job_name>` to replay a "
+                     "past job from the kernel database.")
+                     .nullable());
+  rows.push_back(Row(p + ".api_key_env", Kind::kString, kNull,
+                     "Environment variable holding the API key; null = `OPENAI_API_KEY` for openai, "
+                     "`ANTHROPIC_API_KEY` for anthropic, none for replay (filled in when composed).")
+                     .nullable());
+  rows.push_back(Row(p + ".price_per_mtok_in", Kind::kNumber, kNull,
+                     "Price in USD per million input tokens, for cost estimates; null = unknown.")
+                     .at_least(0)
+                     .nullable());
+  rows.push_back(Row(p + ".price_per_mtok_out", Kind::kNumber, kNull,
+                     "Price in USD per million output tokens, for cost estimates; null = unknown.")
+                     .at_least(0)
+                     .nullable());
+  return rows;
+}
+
+std::vector<KeySpec> build_schema() {
+  const json kEmptyMap = json::object();
+  std::vector<Row> rows;
+  auto add = [&](Row&& row) { rows.push_back(std::move(row)); };
+
+  // General keys (configs/base.yaml).
+  add(Row("task_name", Kind::kString, kNull,
+          "Groups the jobs of one task: the best-kernel lookup of `start_from_best`, "
+          "`results/<job_name>/<task_name>/`. Required for a run.")
+          .nullable());
+  add(Row("job_name", Kind::kString, kNull,
+          "Names this job: run files under `runs/<job_name>/`, best kernel under "
+          "`results/<job_name>/`. Required for a run.")
+          .nullable());
+  add(Row("task", Kind::kString, kNull,
+          "The task package: a directory, `.tar`, `.tar.gz` or `.zip`. Usually given on the "
+          "command line.")
+          .nullable());
+  add(Row("language", Kind::kEnum, kNull,
+          "Kernel language: `CUDA`, `OCL`, `SYCL`, `triton` or `CPP` (host C++). Any case is "
+          "accepted and normalised. null = taken from the task.")
+          .one_of({"CUDA", "OCL", "SYCL", "triton", "CPP"})
+          .nullable());
+  add(Row("gpu_arch", Kind::kStringOrList, "native",
+          "Target architecture (`native` = the local device, `h100`, `bmg`, `cpu`, ...), or a "
+          "comma list / YAML list of them: the kernel is evaluated on each (verdict = worst, "
+          "speedup = geomean)."));
+  add(Row("seed", Kind::kInt, 0,
+          "Seed for the search's random choices (parents, inspirations, ensemble picks)."));
+  add(Row("llm_rate_limit", Kind::kInt, 4,
+          "Most LLM calls in flight at once (branch calls run concurrently).")
+          .at_least(1));
+  add(Row("use_feedback_llm", Kind::kBool, false,
+          "A second LLM (`feedback_llm_config`) condenses long evaluation logs before they are fed "
+          "back."));
+  add(Row("feedback_llm_config", Kind::kSection, kEmptyMap,
+          "The server map of the feedback LLM (same fields as an `inference.servers` entry)."));
+  for (auto& r : server_rows("feedback_llm_config")) rows.push_back(std::move(r));
+
+  // Loop keys (configs/run.yaml).
+  add(Row("max_iters", Kind::kInt, 3,
+          "Iterations of the search; `0` evaluates the task's EVOLVE block only.")
+          .at_least(0));
+  add(Row("branches_per_iteration", Kind::kInt, 2,
+          "LLM calls (candidates) per iteration; more than 1 turns on evolutionary search. Cost "
+          "scales with branches_per_iteration x max_iters.")
+          .at_least(1));
+  add(Row("start_from_best", Kind::kBool, false,
+          "Iteration 0 re-evaluates the best stored kernel for this task_name + gpu_arch + "
+          "language instead of starting cold."));
+  add(Row("kernels_iter_0_path", Kind::kString, kNull,
+          "Start from this kernel: a file, a run directory, `best`, or `best-<job_name>`; "
+          "null = the task's EVOLVE block.")
+          .nullable());
+  add(Row("stop_once_correct", Kind::kBool, false,
+          "End the job as soon as one candidate is correct."));
+  add(Row("validate", Kind::kBool, false,
+          "Validate the task before searching: build the reference and run its tests once, and "
+          "stop before any LLM call if that fails."));
+  add(Row("build_timeout", Kind::kNumber, 200, "Seconds one candidate's build may take.").above(0));
+  add(Row("test_timeout", Kind::kNumber, 300,
+          "Seconds one run of the task's tests (correctness or benchmark) may take.")
+          .above(0));
+  add(Row("save_best_kernel", Kind::kBool, true,
+          "Write the best kernel to `results/<job_name>/<task_name>/` at the end of the job."));
+  add(Row("improve_only_correct", Kind::kBool, false,
+          "Only correct kernels are chosen as parents to improve."));
+  add(Row("max_failures", Kind::kInt, kNull,
+          "End the job after this many candidates have failed (any verdict below correct); "
+          "null = no limit.")
+          .at_least(0)
+          .nullable());
+  add(Row("resume", Kind::kBool, false,
+          "Continue the job `job_name` after a crash or Ctrl-C, re-using every result already "
+          "stored."));
+
+  // inference group (configs/inference/*.yaml).
+  add(Row("inference", Kind::kSection, kEmptyMap,
+          "The LLM servers; group `inference`, options `server` (default) and `ensemble`."));
+  add(Row("inference.servers", Kind::kServerList, kNull,
+          "One or more server maps; each call goes to one of them, picked by `weights`."));
+  for (auto& r : server_rows("inference.servers[]")) rows.push_back(std::move(r));
+  add(Row("inference.weights", Kind::kWeights, "uniform",
+          "How the ensemble picks a server per call: `uniform`, or a list of numbers >= 0 (one "
+          "per server, not all 0; normalised)."));
+  add(Row("inference.weights_warmstart", Kind::kWeights, kNull,
+          "Weights used during the first `trials_warmstart` iterations; null = `weights`.")
+          .nullable());
+  add(Row("inference.trials_warmstart", Kind::kInt, 0,
+          "Iterations that use `weights_warmstart` before switching to `weights`.")
+          .at_least(0));
+
+  // prompt group (configs/prompt/*.yaml).
+  add(Row("prompt", Kind::kSection, kEmptyMap,
+          "How prompts are built; group `prompt`, options `default` and `meta_prompting`."));
+  add(Row("prompt.allow_templated", Kind::kBool, false,
+          "The model may write templated kernels whose parameter combinations are all built and "
+          "benchmarked. CUDA, SYCL and CPP only: with OCL or triton the run aborts with "
+          "`AssertionError: Must provide example if allow_templated=True`."));
+  add(Row("prompt.template_dir", Kind::kString, kNull,
+          "Folder of prompt template files overriding the shipped ones; null = shipped templates.")
+          .nullable());
+  add(Row("prompt.max_log_chars", Kind::kInt, 6000,
+          "Most characters of one evaluation log placed in a prompt (error lines are kept).")
+          .at_least(1));
+  add(Row("prompt.num_inspirations", Kind::kInt, 2,
+          "Kernels from other archive cells shown in each prompt as inspiration.")
+          .at_least(0));
+  add(Row("prompt.include_reference", Kind::kBool, true,
+          "Show the reference implementation in the prompt."));
+  add(Row("prompt.meta_prompting", Kind::kBool, false,
+          "Let an LLM rewrite the optimisation guidance between iterations (meta prompting)."));
+
+  // Evaluation knobs (configs/run.yaml).
+  add(Row("eval_config", Kind::kSection, kEmptyMap,
+          "How each candidate is evaluated: profiling and the timing method."));
+  add(Row("eval_config.profile_original_model", Kind::kBool, false,
+          "Profile the reference too, so the model sees a baseline to compare against."));
+  add(Row("eval_config.profile_custom_model", Kind::kBool, true,
+          "Profile each correct candidate (needs a profiler; a missing one is a note, not a "
+          "failure)."));
+  add(Row("eval_config.num_seeds", Kind::kInt, 3,
+          "Input seeds each candidate's correctness is checked with.")
+          .at_least(1));
+  add(Row("eval_config.noise_target", Kind::kNumber, 0.005,
+          "Sampling stops once the relative standard deviation of the mean is below this.")
+          .above(0)
+          .below(1));
+  add(Row("eval_config.min_samples", Kind::kInt, 10, "Fewest timed samples per benchmark shape.")
+          .at_least(1));
+  add(Row("eval_config.max_samples", Kind::kInt, 2000,
+          "Most timed samples per benchmark shape (>= min_samples).")
+          .at_least(1));
+  add(Row("eval_config.time_budget", Kind::kNumber, 2.0,
+          "Seconds of sampling per benchmark shape before the noise target is given up.")
+          .above(0));
+  add(Row("eval_config.warmup_min_time", Kind::kNumber, 0.05,
+          "Seconds of warm-up before sampling.")
+          .at_least(0));
+  add(Row("eval_config.warmup_min_iters", Kind::kInt, 3, "Fewest warm-up runs before sampling.")
+          .at_least(0));
+  add(Row("eval_config.cold_samples", Kind::kBool, true,
+          "Flush caches (L2) before every timed sample."));
+  add(Row("eval_config.inactivity_timeout", Kind::kNumber, 60,
+          "Seconds a build or test child may go without output before it is treated as hung.")
+          .above(0));
+  add(Row("eval_config.max_output_bytes", Kind::kInt, 1048576,
+          "Most bytes of a child's output kept (the rest is cut in the middle).")
+          .at_least(1));
+  add(Row("eval_config.max_plausible_speedup", Kind::kNumber, 100,
+          "A speedup above this is flagged, re-measured and shown as suspicious.")
+          .above(1));
+  add(Row("eval_config.check_wall_time", Kind::kBool, true,
+          "Cross-check the child's reported times against the wall time the parent measured."));
+
+  // paths group (configs/paths/default.yaml).
+  add(Row("paths", Kind::kSection, kEmptyMap, "Where files go; group `paths`, option `default`."));
+  add(Row("paths.kernels_db_path", Kind::kString, "runs/kernels.sqlite3",
+          "The kernel database (SQLite)."));
+  add(Row("paths.logdir", Kind::kString, "runs",
+          "Run files: `<logdir>/<job_name>/` holds prompts, answers, eval logs, results.json."));
+  add(Row("paths.results_dir", Kind::kString, "results",
+          "Best kernels: `<results_dir>/<job_name>/<task_name>/`."));
+  add(Row("paths.cache_dir", Kind::kString, "runs/cache",
+          "Content-addressed build cache (harness binaries, unchanged parts)."));
+
+  // database group (configs/database/sqlite.yaml).
+  add(Row("database", Kind::kSection, kEmptyMap,
+          "Kernel database settings; group `database`, option `sqlite`."));
+  add(Row("database.busy_timeout_ms", Kind::kInt, 5000,
+          "Milliseconds SQLite waits for a lock held by another process.")
+          .at_least(0));
+  add(Row("database.wal", Kind::kBool, true,
+          "Write-ahead logging, so readers (reports, the UI) never block the running job."));
+
+  std::vector<KeySpec> specs;
+  specs.reserve(rows.size());
+  for (auto& r : rows) specs.push_back(std::move(r.spec));
+  return specs;
+}
+
+std::string last_segment(std::string_view path) {
+  size_t dot = path.rfind('.');
+  return std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
+}
+
+std::string parent_of(std::string_view path) {
+  size_t dot = path.rfind('.');
+  return dot == std::string_view::npos ? std::string() : std::string(path.substr(0, dot));
+}
+
+const std::unordered_map<std::string, size_t>& index_by_path() {
+  static const std::unordered_map<std::string, size_t> index = [] {
+    std::unordered_map<std::string, size_t> m;
+    const auto& s = schema();
+    for (size_t i = 0; i < s.size(); ++i) m.emplace(s[i].path, i);
+    return m;
+  }();
+  return index;
+}
+
+std::string format_number(double v) {
+  std::string s = strprintf("%g", v);
+  return s;
+}
+
+}  // namespace
+
+const std::vector<KeySpec>& schema() {
+  static const std::vector<KeySpec> specs = build_schema();
+  return specs;
+}
+
+const KeySpec* find_spec(std::string_view schema_path) {
+  const auto& index = index_by_path();
+  auto it = index.find(std::string(schema_path));
+  return it == index.end() ? nullptr : &schema()[it->second];
+}
+
+size_t spec_index(std::string_view schema_path) {
+  const auto& index = index_by_path();
+  auto it = index.find(std::string(schema_path));
+  return it == index.end() ? schema().size() : it->second;
+}
+
+std::vector<std::string> child_names(std::string_view parent_schema_path) {
+  // A list of maps ("inference.servers") has its fields under "inference.servers[]".
+  std::vector<std::string> names;
+  for (const auto& spec : schema()) {
+    if (parent_of(spec.path) == parent_schema_path) names.push_back(last_segment(spec.path));
+  }
+  return names;
+}
+
+std::vector<std::string> paths_ending_with(std::string_view name) {
+  std::vector<std::string> paths;
+  for (const auto& spec : schema()) {
+    if (last_segment(spec.path) == name) paths.push_back(spec.path);
+  }
+  return paths;
+}
+
+std::string describe_expectation(const KeySpec& spec) {
+  std::string range;
+  if (spec.min && spec.max) {
+    if (!spec.min->open && !spec.max->open)
+      range = " between " + format_number(spec.min->value) + " and " + format_number(spec.max->value);
+    else
+      range = std::string(spec.min->open ? " > " : " >= ") + format_number(spec.min->value) +
+              " and" + (spec.max->open ? " < " : " <= ") + format_number(spec.max->value);
+  } else if (spec.min) {
+    range = std::string(spec.min->open ? " > " : " >= ") + format_number(spec.min->value);
+  } else if (spec.max) {
+    range = std::string(spec.max->open ? " < " : " <= ") + format_number(spec.max->value);
+  }
+  std::string what;
+  switch (spec.kind) {
+    case Kind::kString: what = "a string"; break;
+    case Kind::kBool: what = "true or false"; break;
+    case Kind::kInt: what = "an integer" + range; break;
+    case Kind::kNumber: what = "a number" + range; break;
+    case Kind::kEnum: what = "one of " + join(spec.choices, ", "); break;
+    case Kind::kStringOrList: what = "a name, a comma list or a list of names"; break;
+    case Kind::kSection: what = "a map"; break;
+    case Kind::kServerList: what = "a list of one or more server maps"; break;
+    case Kind::kWeights: what = "'uniform' or a list of numbers >= 0, one per server"; break;
+  }
+  if (spec.nullable) what += " or null";
+  return what;
+}
+
+bool is_text_key(const KeySpec* spec) {
+  return spec != nullptr && (spec->kind == Kind::kString || spec->kind == Kind::kEnum ||
+                             spec->kind == Kind::kStringOrList);
+}
+
+std::string default_api_key_env(std::string_view server_type) {
+  if (server_type == "openai") return "OPENAI_API_KEY";
+  if (server_type == "anthropic") return "ANTHROPIC_API_KEY";
+  return "";
+}
+
+bool language_has_templated_example(std::string_view language) {
+  return language == "CUDA" || language == "SYCL" || language == "CPP";
+}
+
+}  // namespace kf::cfg

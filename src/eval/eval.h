@@ -1,0 +1,101 @@
+// The evaluation pipeline: build a candidate, check it against the reference, time both, and turn
+// the evidence into a verdict, a speedup, integrity flags and the eval log the next prompt sees.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "arch/arch.h"
+#include "eval/verdict.h"
+#include "lang/lang.h"
+#include "proc/process.h"
+#include "task/task.h"
+#include "util/status.h"
+
+namespace kf {
+
+struct EvalOptions {
+  Language language = Language::kCpp;
+  ArchProfile arch;
+  double build_timeout_s = 200;
+  double test_timeout_s = 300;
+  double inactivity_timeout_s = 60;
+  size_t max_output_bytes = 1 << 20;
+  size_t max_log_chars = 6000;
+  int num_seeds = 3;
+  double noise_target = 0.005;
+  int min_samples = 10;
+  int max_samples = 2000;
+  double time_budget_s = 2.0;  // per benchmark shape
+  double warmup_min_time_s = 0.05;
+  int warmup_min_iters = 3;
+  bool cold_samples = true;
+  double max_plausible_speedup = 100;
+  bool check_wall_time = true;
+  int build_parallel = 2;
+  std::filesystem::path cache_dir;  // build cache
+  std::filesystem::path work_root;  // candidates' directories are made under here
+};
+
+// Timing of one implementation on one benchmark shape.
+struct ShapeTiming {
+  double median_ms = 0, mean_ms = 0, min_ms = 0, std_ms = 0;
+  int n = 0;
+  std::vector<double> samples_ms;
+};
+
+struct EvalResult {
+  int verdict = kNoCode;
+  std::string reason;
+  std::optional<double> speedup;  // geometric mean over benchmark shapes, when correct
+  double fitness = 0;
+  std::map<std::string, ShapeTiming> timings;  // by benchmark shape id
+  nlohmann::json flags = nlohmann::json::array();  // [{flag, detail, suspect}]
+  nlohmann::json harness;                          // the harness's result file, as written
+  std::string eval_log;
+  double build_s = 0, test_s = 0;         // wall time of the build and of the test child
+  double correctness_s = 0, benchmark_s = 0;  // phases as the harness measured them
+  int build_steps_run = 0, build_steps_cached = 0;
+  std::filesystem::path dir;  // the candidate's directory (sources, result file, eval log)
+
+  bool suspect() const;
+  nlohmann::json runtimes_json() const;  // {shape: {median_ms, mean_ms, min_ms, std_ms, n, samples}}
+};
+
+class Evaluator {
+ public:
+  Evaluator(const TaskPackage& task, EvalOptions options, Toolchain toolchain, ProcessRunner& runner);
+
+  // Builds, checks and times the reference (once per job and arch). A reference that does not
+  // build or pass its own check means the task is broken: that is an error, not a verdict.
+  Result<EvalResult> prepare_reference();
+  const EvalResult* reference() const { return reference_ ? &*reference_ : nullptr; }
+
+  // Evaluates the package with `changed` files applied (empty: the EVOLVE block as it stands).
+  EvalResult evaluate(const std::string& candidate_id, const std::map<std::string, std::string>& changed);
+
+  // Runs the task's tests once, as a task author would (`kernelfoundry test`).
+  EvalResult run_tests_once(bool reference_impl);
+
+ private:
+  EvalResult build_and_run(const std::string& id, const std::map<std::string, std::string>& changed,
+                           bool reference_impl);
+  void score(EvalResult& result) const;
+  void remeasure_if_suspect(EvalResult& result, const std::filesystem::path& binary,
+                            const std::filesystem::path& src_dir, const std::filesystem::path& work_dir);
+  ProcessResult run_harness(const std::filesystem::path& binary, const std::filesystem::path& src_dir,
+                            const std::filesystem::path& work_dir, bool reference_impl,
+                            const std::string& phase, const std::filesystem::path& out_file);
+
+  const TaskPackage& task_;
+  EvalOptions options_;
+  Toolchain toolchain_;
+  ProcessRunner& runner_;
+  std::optional<EvalResult> reference_;
+};
+
+}  // namespace kf

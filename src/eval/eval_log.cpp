@@ -1,0 +1,50 @@
+// Writes the eval log: verdict first, then the build, the tests, the timing table and the flags.
+#include "eval/eval_log.h"
+
+#include "util/strings.h"
+
+namespace kf {
+
+std::string format_timing_table(const EvalResult& c, const EvalResult* ref) {
+  if (c.timings.empty()) return "";
+  std::string out = strprintf("%-28s %12s %12s %9s %6s\n", "shape", "reference ms", "candidate ms",
+                              "speedup", "n");
+  for (const auto& [shape, t] : c.timings) {
+    double r = 0;
+    if (ref) {
+      auto it = ref->timings.find(shape);
+      if (it != ref->timings.end()) r = it->second.median_ms;
+    }
+    std::string speed = (r > 0 && t.median_ms > 0) ? strprintf("%.2fx", r / t.median_ms) : "-";
+    std::string rs = r > 0 ? strprintf("%.4f", r) : "-";
+    out += strprintf("%-28s %12s %12.4f %9s %6d\n", shape.c_str(), rs.c_str(), t.median_ms,
+                     speed.c_str(), t.n);
+  }
+  if (c.speedup) out += strprintf("geometric-mean speedup: %.3fx\n", *c.speedup);
+  return out;
+}
+
+std::string format_eval_log(const EvalLogInput& in) {
+  const EvalResult& r = *in.result;
+  std::string out = strprintf("verdict: %d (%s): %s\n", r.verdict,
+                              std::string(verdict_name(r.verdict)).c_str(), r.reason.c_str());
+  if (!in.build_output.empty()) out += "\n== build\n" + in.build_output;
+  if (!in.test_output.empty()) {
+    // The harness summary is capped in the middle so both its start and its verdict survive.
+    size_t half = in.max_chars / 2;
+    out += "\n== tests\n" + truncate_middle(in.test_output, half, half / 2);
+    if (!ends_with(out, "\n")) out += "\n";
+  }
+  std::string table = format_timing_table(r, in.reference);
+  if (!table.empty()) out += "\n== timing (median of cold samples)\n" + table;
+  if (!r.flags.empty()) {
+    out += "\n== integrity\n";
+    for (const auto& f : r.flags) {
+      out += "- " + f.value("flag", "") + (f.value("suspect", false) ? " [suspect]" : "") + ": " +
+             f.value("detail", "") + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace kf

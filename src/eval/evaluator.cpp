@@ -1,0 +1,221 @@
+// The evaluation pipeline: splice → build (child) → tests and timing (child) → verdict, speedup,
+// integrity checks and the eval log. Candidate code only ever runs in children.
+#include <chrono>
+#include <cmath>
+
+#include "eval/eval.h"
+#include "eval/eval_log.h"
+#include "eval/interpret.h"
+#include "eval/log_clean.h"
+#include "proc/sandbox.h"
+#include "util/fs.h"
+#include "util/strings.h"
+
+namespace kf {
+namespace {
+
+nlohmann::json read_json_file(const fs::path& path) {
+  auto text = read_file(path);
+  if (!text) return nullptr;
+  try {
+    return nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::exception&) {
+    return nullptr;
+  }
+}
+
+std::string fmt_num(double v) { return strprintf("%g", v); }
+
+}  // namespace
+
+bool EvalResult::suspect() const {
+  for (const auto& f : flags)
+    if (f.value("suspect", false)) return true;
+  return false;
+}
+
+nlohmann::json EvalResult::runtimes_json() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [shape, t] : timings) {
+    out[shape] = {{"median_ms", t.median_ms}, {"mean_ms", t.mean_ms}, {"min_ms", t.min_ms},
+                  {"std_ms", t.std_ms},       {"n", t.n},             {"samples_ms", t.samples_ms}};
+  }
+  return out;
+}
+
+Evaluator::Evaluator(const TaskPackage& task, EvalOptions options, Toolchain toolchain,
+                     ProcessRunner& runner)
+    : task_(task), options_(std::move(options)), toolchain_(std::move(toolchain)), runner_(runner) {}
+
+ProcessResult Evaluator::run_harness(const fs::path& binary, const fs::path& src_dir,
+                                     const fs::path& work_dir, bool reference_impl,
+                                     const std::string& phase, const fs::path& out_file) {
+  ProcessSpec spec;
+  spec.argv = {binary.string(), "--phase", phase, "--out", out_file.string(), "--kernel-dir",
+               src_dir.string(), "--seeds", std::to_string(options_.num_seeds), "--noise",
+               fmt_num(options_.noise_target), "--min-samples", std::to_string(options_.min_samples),
+               "--max-samples", std::to_string(options_.max_samples), "--time-budget",
+               fmt_num(options_.time_budget_s), "--warmup-time", fmt_num(options_.warmup_min_time_s),
+               "--warmup-iters", std::to_string(options_.warmup_min_iters)};
+  if (reference_impl) spec.argv.push_back("--ref");
+  if (!options_.cold_samples) spec.argv.push_back("--warm");
+  if (options_.arch.dram_gbps > 0) {
+    spec.argv.push_back("--peak-gbps");
+    spec.argv.push_back(fmt_num(options_.arch.dram_gbps));
+  }
+  spec.work_dir = work_dir;
+  spec.timeout_s = options_.test_timeout_s;
+  spec.inactivity_timeout_s = options_.inactivity_timeout_s;
+  spec.output_cap = options_.max_output_bytes;
+  // PoCL's kernel cache is shared across candidates (keyed by source), so the unchanged
+  // reference kernel is compiled once per job, not once per candidate.
+  spec.env.push_back({"POCL_CACHE_DIR", fs::absolute(options_.cache_dir / "pocl").string()});
+  SandboxOptions sandbox;
+  sandbox.pass_through = {"KF_OPENCL_PLATFORM", "POCL_*", "CUDA_VISIBLE_DEVICES"};
+  return runner_.run(sandboxed(std::move(spec), sandbox));
+}
+
+EvalResult Evaluator::build_and_run(const std::string& id, const std::map<std::string, std::string>& changed,
+                                    bool reference_impl) {
+  EvalResult result;
+  result.dir = options_.work_root / id;
+  fs::path src_dir = result.dir / "src";
+  fs::path build_dir = result.dir / "build";
+  fs::path run_dir = result.dir / "run";
+  std::error_code ec;
+  fs::remove_all(result.dir, ec);
+  for (const auto& d : {src_dir, build_dir, run_dir / "tmp"}) {
+    if (Status s = make_dirs(d); !s) {
+      result.verdict = kRuntimeError;
+      result.reason = s.message();
+      return result;
+    }
+  }
+  if (Status s = materialize(task_, changed, src_dir); !s) {
+    result.verdict = kRuntimeError;
+    result.reason = "cannot write the candidate's files: " + s.message();
+    return result;
+  }
+
+  // Build.
+  BuildRequest request{options_.language, src_dir, build_dir, options_.arch.cuda_sm};
+  auto plan = plan_build(request, toolchain_);
+  if (!plan) {
+    result.verdict = kCompileError;
+    result.reason = plan.message();
+    result.eval_log = format_eval_log({&result, nullptr, "", "", options_.max_log_chars});
+    return result;
+  }
+  BuildLimits limits{options_.build_timeout_s, options_.inactivity_timeout_s, options_.max_output_bytes,
+                     options_.build_parallel};
+  BuildOutcome build = run_build(*plan, options_.cache_dir, limits, runner_);
+  result.build_s = build.seconds;
+  result.build_steps_run = build.steps_run;
+  result.build_steps_cached = build.steps_cached;
+  LogCleanOptions clean;
+  clean.strip_prefixes = {src_dir.string(), build_dir.string(), toolchain_.include_dir.string()};
+  for (const auto& f : task_.files) clean.own_files.push_back(f.path);
+  clean.max_chars = options_.max_log_chars;
+  std::string build_log = clean_compiler_output(build.output, clean);
+  if (!build.ok) {
+    result.verdict = kCompileError;
+    result.reason = build.timed_out ? strprintf("build timed out after %.0f s (build_timeout)", options_.build_timeout_s)
+                                    : "did not compile: " + build.error;
+    result.eval_log = format_eval_log({&result, nullptr, build_log, "", options_.max_log_chars});
+    return result;
+  }
+  // A clean build says so in one line; warnings on the candidate's files are kept for the model.
+  if (trim(build_log).empty() || build.steps_run == 0)
+    build_log = strprintf("ok (%d steps run, %d from cache, %.2f s)\n", build.steps_run,
+                          build.steps_cached, build.seconds);
+
+  // Tests and timing in one child.
+  fs::path out_file = run_dir / "result.json";
+  ProcessResult proc = run_harness(build.binary, src_dir, run_dir, reference_impl, "all", out_file);
+  result.test_s = proc.wall_s;
+  interpret_test_run(proc, read_json_file(out_file), result);
+  if (result.verdict == kCompileError) {
+    // Run-time compiled kernels (OpenCL): the driver's log is the compiler output.
+    clean.strip_prefixes.push_back(run_dir.string());
+  }
+  // The child's reported sample times must fit in the wall time we measured around it.
+  if (options_.check_wall_time && result.harness.is_object()) {
+    double sampled_s = result.harness.value("sampled_ms_total", 0.0) / 1000.0;
+    if (sampled_s > proc.wall_s * 1.02 + 0.01)
+      add_flag(result, "reported_time_exceeds_wall_time",
+               strprintf("the test child reported %.3f s of timed samples but ran for only %.3f s", sampled_s,
+                         proc.wall_s),
+               true);
+  }
+  if (result.verdict == kCorrect && !reference_impl) {
+    score(result);
+    remeasure_if_suspect(result, build.binary, src_dir, run_dir);
+  }
+  score(result);
+  std::string test_output = clean_compiler_output(proc.output, clean);
+  result.eval_log =
+      format_eval_log({&result, reference(), build_log, test_output, options_.max_log_chars});
+  // Binaries live in the cache; the candidate's directory keeps sources, result and log.
+  fs::remove_all(build_dir, ec);
+  return result;
+}
+
+void Evaluator::score(EvalResult& r) const {
+  r.speedup.reset();
+  if (r.verdict == kCorrect && reference_ && !r.timings.empty())
+    r.speedup = geomean_speedup(reference_->timings, r.timings);
+  if (r.speedup && *r.speedup > options_.max_plausible_speedup)
+    add_flag(r, "implausible_speedup",
+             strprintf("speedup %.1fx is above max_plausible_speedup (%.0fx)", *r.speedup,
+                       options_.max_plausible_speedup),
+             true);
+  r.fitness = r.verdict + ((r.verdict == kCorrect && r.speedup && !r.suspect()) ? *r.speedup : 0.0);
+  if (r.verdict == kCorrect && r.suspect() && r.reason.find("not counted as a win") == std::string::npos)
+    r.reason += "; flagged by the integrity checks, not counted as a win";
+}
+
+void Evaluator::remeasure_if_suspect(EvalResult& r, const fs::path& binary, const fs::path& src_dir,
+                                     const fs::path& work_dir) {
+  bool timing_suspect = false;
+  for (const auto& f : r.flags) {
+    std::string name = f.value("flag", "");
+    if (name == "faster_than_roofline" || name == "implausible_speedup") timing_suspect = true;
+  }
+  if (!timing_suspect) return;
+  fs::path out_file = work_dir / "remeasure.json";
+  ProcessResult proc = run_harness(binary, src_dir, work_dir, false, "benchmark", out_file);
+  EvalResult again;
+  interpret_test_run(proc, read_json_file(out_file), again);
+  score(again);
+  std::string detail = again.speedup ? strprintf("re-measured: speedup %.2fx", *again.speedup)
+                                     : "re-measurement failed: " + again.reason;
+  if (again.verdict == kCorrect && !again.suspect()) {
+    // The first measurement was a fluke: keep the clean one, note what happened.
+    r.timings = again.timings;
+    r.flags = nlohmann::json::array();
+    add_flag(r, "remeasured", "the first measurement was flagged; " + detail, false);
+  } else {
+    add_flag(r, "remeasured", "still flagged after a second measurement; " + detail, true);
+  }
+}
+
+Result<EvalResult> Evaluator::prepare_reference() {
+  EvalResult ref = build_and_run("reference", {}, true);
+  if (ref.verdict != kCorrect)
+    return Result<EvalResult>::error("the task's reference failed its own check (verdict " +
+                                     std::to_string(ref.verdict) + ", " +
+                                     std::string(verdict_name(ref.verdict)) + "): " + ref.reason +
+                                     "\n" + ref.eval_log);
+  reference_ = std::move(ref);
+  return *reference_;
+}
+
+EvalResult Evaluator::evaluate(const std::string& candidate_id, const std::map<std::string, std::string>& changed) {
+  return build_and_run(candidate_id, changed, false);
+}
+
+EvalResult Evaluator::run_tests_once(bool reference_impl) {
+  return build_and_run(reference_impl ? "test-reference" : "test", {}, reference_impl);
+}
+
+}  // namespace kf

@@ -1,0 +1,123 @@
+// Turns what the test child did (its exit, its result file) into a verdict, a reason and timings.
+#include "eval/interpret.h"
+
+#include <cmath>
+
+#include "util/strings.h"
+
+namespace kf {
+namespace {
+
+bool looks_like_compile_error(const std::string& reason) {
+  std::string r = to_lower(reason);
+  return r.find("build failed") != std::string::npos ||
+         r.find("clbuildprogram") != std::string::npos ||
+         r.find("compile error") != std::string::npos ||
+         r.find("compilation failed") != std::string::npos;
+}
+
+}  // namespace
+
+bool is_suspect_flag(const std::string& flag) {
+  return flag == "faster_than_roofline" || flag == "device_time_exceeds_host_time" ||
+         flag == "reported_time_exceeds_wall_time" || flag == "implausible_speedup" ||
+         flag == "wrong_after_timing" || flag == "input_modified";
+}
+
+void add_flag(EvalResult& result, const std::string& flag, const std::string& detail, bool suspect) {
+  for (const auto& f : result.flags)
+    if (f.value("flag", "") == flag) return;
+  result.flags.push_back({{"flag", flag}, {"detail", detail}, {"suspect", suspect}});
+}
+
+void interpret_test_run(const ProcessResult& proc, const nlohmann::json& result, EvalResult& out) {
+  bool have_result = result.is_object() && result.contains("status");
+  if (have_result) out.harness = result;
+
+  if (have_result) {
+    for (const auto& f : result.value("flags", nlohmann::json::array())) {
+      std::string name = f.value("flag", "");
+      if (!name.empty()) add_flag(out, name, f.value("detail", ""), is_suspect_flag(name));
+    }
+    if (auto phases = result.find("phase_seconds"); phases != result.end() && phases->is_object()) {
+      out.correctness_s = phases->value("correctness", 0.0);
+      out.benchmark_s = phases->value("benchmark", 0.0);
+    }
+    if (auto stats = result.find("stats"); stats != result.end() && stats->is_object()) {
+      for (const auto& [shape, s] : stats->items()) {
+        ShapeTiming t;
+        t.median_ms = s.value("median_ms", 0.0);
+        t.mean_ms = s.value("mean_ms", 0.0);
+        t.min_ms = s.value("min_ms", 0.0);
+        t.std_ms = s.value("std_ms", 0.0);
+        t.n = s.value("n", 0);
+        out.timings[shape] = t;
+      }
+    }
+    if (auto timings = result.find("timings"); timings != result.end() && timings->is_object()) {
+      for (const auto& [shape, samples] : timings->items()) {
+        if (samples.is_array()) out.timings[shape].samples_ms = samples.get<std::vector<double>>();
+      }
+    }
+  }
+
+  // A kill or crash decides first: the result file may predate it.
+  if (proc.timed_out || proc.inactive) {
+    out.verdict = kRuntimeError;
+    out.reason = proc.timed_out
+                     ? strprintf("timed out after %.0f s (test_timeout): a hang or far too slow", proc.limit_s)
+                     : strprintf("no output for %.0f s (inactivity timeout): likely a hang", proc.limit_s);
+    return;
+  }
+  if (!proc.started) {
+    out.verdict = kRuntimeError;
+    out.reason = "the test binary could not be started: " + proc.start_error;
+    return;
+  }
+  std::string status = have_result ? result.value("status", "") : "";
+  std::string reason = have_result ? result.value("reason", "") : "";
+  if (proc.term_signal != 0) {
+    out.verdict = kRuntimeError;
+    out.reason = "crashed: " + proc.describe();
+    if (status == "pass") out.reason += " (after passing the correctness phase)";
+    return;
+  }
+  if (!have_result) {
+    out.verdict = proc.exit_code == 1 ? kWrongValues : kRuntimeError;
+    out.reason = "the test binary wrote no result file (" + proc.describe() + ")";
+    return;
+  }
+  if (status == "pass" && proc.exit_code == 0) {
+    out.verdict = kCorrect;
+    out.reason = reason.empty() ? "correct on every shape and seed" : reason;
+  } else if (status == "wrong") {
+    out.verdict = kWrongValues;
+    out.reason = reason.empty() ? "wrong values" : reason;
+  } else if (status == "shape_mismatch") {
+    out.verdict = kShapeMismatch;
+    out.reason = reason.empty() ? "output shape mismatch" : reason;
+  } else if (status == "compile_error" || (status == "error" && looks_like_compile_error(reason))) {
+    out.verdict = kCompileError;
+    out.reason = reason.empty() ? "the kernel did not compile" : reason;
+  } else {
+    out.verdict = kRuntimeError;
+    out.reason = reason.empty() ? "runtime error (" + proc.describe() + ")" : reason;
+    if (status == "pass") out.reason = "the test binary exited with " + proc.describe() + " after passing";
+  }
+}
+
+std::optional<double> geomean_speedup(const std::map<std::string, ShapeTiming>& reference,
+                                      const std::map<std::string, ShapeTiming>& candidate) {
+  double log_sum = 0;
+  int n = 0;
+  for (const auto& [shape, c] : candidate) {
+    auto r = reference.find(shape);
+    if (r == reference.end() || r->second.median_ms <= 0 || c.median_ms <= 0) continue;
+    log_sum += std::log(r->second.median_ms / c.median_ms);
+    ++n;
+  }
+  if (n == 0) return std::nullopt;
+  return std::exp(log_sum / n);
+}
+
+}  // namespace kf

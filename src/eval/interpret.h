@@ -1,0 +1,26 @@
+// Turns what the test child did (its exit, its result file) into a verdict, a reason and timings.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "eval/eval.h"
+#include "proc/process.h"
+
+namespace kf {
+
+// Fills verdict, reason, timings, flags and harness from the child's outcome. `result` is the
+// parsed result file, or null when the child wrote none (or an unreadable one).
+void interpret_test_run(const ProcessResult& proc, const nlohmann::json& result, EvalResult& out);
+
+// Speedup per shape is reference median / candidate median; the geometric mean over the shapes
+// both have. Empty when they share none.
+std::optional<double> geomean_speedup(const std::map<std::string, ShapeTiming>& reference,
+                                      const std::map<std::string, ShapeTiming>& candidate);
+
+// Adds a flag {flag, detail, suspect} unless the same flag is already there.
+void add_flag(EvalResult& result, const std::string& flag, const std::string& detail, bool suspect);
+
+// Harness flags that mean a timing can't be trusted as a win.
+bool is_suspect_flag(const std::string& flag);
+
+}  // namespace kf

@@ -1,0 +1,38 @@
+// Backend selection and the host-side cache flush shared by the host and OpenCL backends.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "harness/device.h"
+
+namespace kernelfoundry {
+
+std::unique_ptr<Device> make_device(Backend backend, const DeviceOptions& options) {
+  switch (backend) {
+    case Backend::Host: return make_host_device();
+    case Backend::OpenCL: return make_opencl_device(options);
+    case Backend::CUDA: return make_cuda_device();
+  }
+  throw Error("unknown backend");
+}
+
+std::size_t host_flush_bytes() {
+  std::size_t bytes = std::size_t(64) << 20;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (l3 > 0) bytes = std::max(bytes, std::size_t(l3) * 2);
+#endif
+  return bytes;
+}
+
+void flush_host_caches(std::vector<unsigned char>& buffer) {
+  static unsigned char value = 0;
+  if (buffer.empty()) buffer.resize(host_flush_bytes());
+  std::memset(buffer.data(), ++value, buffer.size());
+  // Read one byte back through a volatile so the stores stay observable.
+  volatile unsigned char sink = buffer[buffer.size() / 2];
+  (void)sink;
+}
+
+}  // namespace kernelfoundry

@@ -1,0 +1,62 @@
+// The backend interface behind harness buffers (host, OpenCL, CUDA) and its factories.
+// Every backend has the same shape, so the protocol code above it does not care which runs.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernelfoundry/harness.h"
+
+namespace kernelfoundry {
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual Backend backend() const = 0;
+  virtual std::string name() const = 0;
+  // Extra facts for the result JSON ("platform", "driver", ...).
+  virtual std::vector<std::pair<std::string, std::string>> info() const { return {}; }
+
+  // Memory handles are pointers (host, CUDA) or cl_mem (OpenCL). All copies are synchronous.
+  virtual void* alloc(std::size_t bytes) = 0;
+  virtual void release(void* mem) noexcept = 0;
+  // A host pointer to `mem` when the memory is host memory (lets checks skip a copy), else null.
+  virtual const void* host_view(void* mem) const { return nullptr; }
+  virtual void upload(void* mem, std::size_t offset, const void* src, std::size_t bytes) = 0;
+  virtual void download(void* mem, std::size_t offset, void* dst, std::size_t bytes) = 0;
+  // Repeats `pattern` (pattern_bytes divides bytes and offset) over [offset, offset + bytes).
+  virtual void fill(void* mem, std::size_t offset, const void* pattern, std::size_t pattern_bytes,
+                    std::size_t bytes) = 0;
+  virtual void synchronize() = 0;
+  // Evicts caches so the next sample runs cold; synchronises before returning.
+  virtual void flush_caches() = 0;
+
+  // Around every call of Problem::run: end_call() synchronises the whole device, throws
+  // DeviceError for a device fault and returns the device time in ms, or -1 when the backend has
+  // no device timestamps for the call (the caller then uses host time).
+  virtual void begin_call() = 0;
+  virtual double end_call() = 0;
+
+  virtual OpenCL* opencl() { return nullptr; }
+};
+
+struct DeviceOptions {
+  std::string kernel_dir = ".";
+};
+
+// Throws Error (backend not linked into this flavour, no device) or DeviceError.
+std::unique_ptr<Device> make_device(Backend backend, const DeviceOptions& options);
+std::unique_ptr<Device> make_host_device();
+std::unique_ptr<Device> make_opencl_device(const DeviceOptions& options);
+std::unique_ptr<Device> make_cuda_device();
+
+// Bytes a host-side cache flush writes: max(64 MiB, 2 x the last-level cache).
+std::size_t host_flush_bytes();
+// Writes `buffer` end to end with a value that changes every call (so it cannot be elided).
+void flush_host_caches(std::vector<unsigned char>& buffer);
+
+}  // namespace kernelfoundry

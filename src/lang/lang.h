@@ -1,0 +1,84 @@
+// Per-language build recipes: which sources compile with which tool, and the content-hashed cache
+// that lets a candidate rebuild only what it changed.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "proc/process.h"
+#include "util/status.h"
+
+namespace kf {
+
+enum class Language { kCuda, kOcl, kSycl, kTriton, kCpp };
+
+Result<Language> parse_language(std::string_view name);
+std::string_view language_name(Language language);  // "CUDA", "OCL", "SYCL", "triton", "CPP"
+
+// Where the harness headers and libraries are, and which compilers to call.
+struct Toolchain {
+  std::filesystem::path include_dir;  // holds kernelfoundry/harness.h
+  std::filesystem::path lib_dir;      // holds libkf_harness_<flavour>.a
+  std::string cxx = "g++";
+  std::string nvcc = "nvcc";
+  std::filesystem::path cuda_root;  // for -I/-L of the CUDA runtime; empty = nvcc's own
+};
+
+// Finds the harness next to the executable (installed or build tree), honouring
+// KERNELFOUNDRY_HARNESS_DIR; the error names what is missing.
+Result<Toolchain> find_toolchain();
+
+// One compile or link command, with the cache key of what it produces.
+struct BuildStep {
+  std::string label;                 // "compile kernel.cu", "link task"
+  std::vector<std::string> argv;
+  std::string cache_key;             // content hash of every input that shapes the output
+  std::filesystem::path output;      // where the command writes (inside the build dir)
+};
+
+struct BuildPlan {
+  std::vector<BuildStep> compiles;  // independent: may run in parallel
+  BuildStep link;
+  std::filesystem::path binary;     // the task's test binary after the link
+};
+
+struct BuildRequest {
+  Language language = Language::kCpp;
+  std::filesystem::path source_dir;  // the materialised package (candidate files applied)
+  std::filesystem::path build_dir;   // where objects and the binary go
+  std::string cuda_sm;               // "sm_90"; empty = let nvcc pick for the local GPU
+};
+
+// Works out the build for a package. Fails with a clear message when the language has no native
+// recipe here (SYCL without icpx/acpp, triton) or the toolchain is missing.
+Result<BuildPlan> plan_build(const BuildRequest& request, const Toolchain& toolchain);
+
+// Runs a plan through `runner` (compiles in parallel), reusing cached objects and binaries under
+// `cache_dir`. The result carries the combined compiler output for the eval log.
+struct BuildOutcome {
+  bool ok = false;
+  bool timed_out = false;
+  std::string failed_step;  // label of the first failing step
+  std::string output;       // compiler output of the steps that ran
+  std::string error;        // one-line reason when !ok
+  int steps_run = 0;        // steps executed (the rest came from the cache)
+  int steps_cached = 0;
+  double seconds = 0;
+  std::filesystem::path binary;  // the test binary to run (inside the cache)
+};
+
+struct BuildLimits {
+  double timeout_s = 200;            // whole build
+  double inactivity_timeout_s = 60;  // per step
+  size_t output_cap = 1 << 20;
+  int parallel = 2;
+};
+
+BuildOutcome run_build(const BuildPlan& plan, const std::filesystem::path& cache_dir,
+                       const BuildLimits& limits, ProcessRunner& runner);
+
+// Files with these extensions are compiled (by language); .cl files are loaded at run time.
+bool is_compiled_source(Language language, const std::filesystem::path& path);
+
+}  // namespace kf

@@ -1,0 +1,131 @@
+// Tests for build recipes and the content-addressed build cache, with a fake process runner.
+#include <gtest/gtest.h>
+
+#include "lang/lang.h"
+#include "util/fs.h"
+
+namespace kf {
+namespace {
+
+// A fake compiler: writes the file named after -o and succeeds, unless the source says FAIL.
+ProcessResult fake_compiler(const ProcessSpec& spec) {
+  std::string out;
+  bool fail = false;
+  for (size_t i = 0; i + 1 < spec.argv.size(); ++i) {
+    if (spec.argv[i] == "-c") {
+      auto text = read_file(spec.argv[i + 1]);
+      fail = text.is_ok() && text->find("FAIL") != std::string::npos;
+    }
+    if (spec.argv[i] == "-o") out = spec.argv[i + 1];
+  }
+  if (fail) return FakeProcessRunner::exited(1, spec.argv.back() + ":3:1: error: planted failure\n");
+  (void)write_file(out, "object");
+  return FakeProcessRunner::exited(0);
+}
+
+class LangTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = *make_temp_dir(fs::temp_directory_path(), "kf_lang_test_");
+    tc_.include_dir = root_ / "include";
+    tc_.lib_dir = root_ / "lib";
+    ASSERT_TRUE(write_file(tc_.include_dir / "kernelfoundry" / "harness.h", "// harness\n").is_ok());
+    ASSERT_TRUE(write_file(tc_.lib_dir / "libkf_harness_host.a", "lib").is_ok());
+    ASSERT_TRUE(write_file(tc_.lib_dir / "libkf_harness_opencl.a", "lib").is_ok());
+    ASSERT_TRUE(write_file(src() / "task.cpp", "int main() {}\n").is_ok());
+    ASSERT_TRUE(write_file(src() / "kernel.cpp", "void k() {}\n").is_ok());
+    ASSERT_TRUE(write_file(src() / "kernel.cl", "__kernel void k() {}\n").is_ok());
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  fs::path src() const { return root_ / "src"; }
+  BuildRequest request(Language lang = Language::kCpp) const {
+    return {lang, src(), root_ / "build", ""};
+  }
+
+  fs::path root_;
+  Toolchain tc_;
+};
+
+}  // namespace
+
+TEST_F(LangTest, CppPlanCompilesEachSourceAndLinksTheHostHarness) {
+  auto plan = plan_build(request(), tc_);
+  ASSERT_TRUE(plan.is_ok()) << plan.message();
+  ASSERT_EQ(plan->compiles.size(), 2u);  // kernel.cpp, task.cpp; kernel.cl is not compiled
+  EXPECT_EQ(plan->compiles[0].label, "compile kernel.cpp");
+  bool has_lib = false;
+  for (const auto& a : plan->link.argv) has_lib |= a == "-lkf_harness_host";
+  EXPECT_TRUE(has_lib);
+}
+
+TEST_F(LangTest, OclTaskBinaryDoesNotDependOnClSources) {
+  auto before = plan_build(request(Language::kOcl), tc_);
+  ASSERT_TRUE(before.is_ok()) << before.message();
+  ASSERT_TRUE(write_file(src() / "kernel.cl", "__kernel void k2() {}\n").is_ok());
+  auto after = plan_build(request(Language::kOcl), tc_);
+  EXPECT_EQ(before->link.cache_key, after->link.cache_key);
+}
+
+TEST_F(LangTest, CacheRebuildsOnlyWhatChanged) {
+  FakeProcessRunner runner(fake_compiler);
+  BuildLimits limits;
+  fs::path cache = root_ / "cache";
+  auto plan = plan_build(request(), tc_);
+  ASSERT_TRUE(plan.is_ok());
+  BuildOutcome first = run_build(*plan, cache, limits, runner);
+  ASSERT_TRUE(first.ok) << first.error;
+  EXPECT_EQ(first.steps_run, 3);
+  EXPECT_TRUE(fs::exists(first.binary));
+
+  BuildOutcome again = run_build(*plan_build(request(), tc_), cache, limits, runner);
+  ASSERT_TRUE(again.ok);
+  EXPECT_EQ(again.steps_run, 0);
+  EXPECT_EQ(again.binary, first.binary);
+
+  ASSERT_TRUE(write_file(src() / "kernel.cpp", "void k() { /* changed */ }\n").is_ok());
+  BuildOutcome changed = run_build(*plan_build(request(), tc_), cache, limits, runner);
+  ASSERT_TRUE(changed.ok);
+  EXPECT_EQ(changed.steps_run, 2);  // kernel.cpp and the link
+  EXPECT_EQ(changed.steps_cached, 1);
+  EXPECT_NE(changed.binary, first.binary);
+}
+
+TEST_F(LangTest, HeaderChangeInvalidatesObjects) {
+  auto a = plan_build(request(), tc_);
+  ASSERT_TRUE(write_file(src() / "kernel.h", "#define X 2\n").is_ok());
+  auto b = plan_build(request(), tc_);
+  EXPECT_NE(a->compiles[0].cache_key, b->compiles[0].cache_key);
+}
+
+TEST_F(LangTest, CompileFailureReportsStepAndOutput) {
+  ASSERT_TRUE(write_file(src() / "kernel.cpp", "FAIL\n").is_ok());
+  FakeProcessRunner runner(fake_compiler);
+  BuildOutcome r = run_build(*plan_build(request(), tc_), root_ / "cache", {}, runner);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.failed_step, "compile kernel.cpp");
+  EXPECT_NE(r.output.find("planted failure"), std::string::npos);
+}
+
+TEST_F(LangTest, MissingToolchainsAreNamed) {
+  auto sycl = plan_build(request(Language::kSycl), tc_);
+  ASSERT_FALSE(sycl.is_ok());
+  EXPECT_NE(sycl.message().find("icpx"), std::string::npos);
+  auto triton = plan_build(request(Language::kTriton), tc_);
+  ASSERT_FALSE(triton.is_ok());
+  EXPECT_NE(triton.message().find("triton"), std::string::npos);
+  Toolchain no_nvcc = tc_;
+  no_nvcc.nvcc.clear();
+  auto cuda = plan_build(request(Language::kCuda), no_nvcc);
+  ASSERT_FALSE(cuda.is_ok());
+  EXPECT_NE(cuda.message().find("nvcc"), std::string::npos);
+}
+
+TEST(Language, ParsesAnyCaseAndSuggests) {
+  EXPECT_EQ(*parse_language("ocl"), Language::kOcl);
+  EXPECT_EQ(*parse_language("Triton"), Language::kTriton);
+  auto bad = parse_language("cudaa");
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.message().find("did you mean 'cuda'"), std::string::npos) << bad.message();
+}
+
+}  // namespace kf

@@ -1,0 +1,106 @@
+// Child processes: what to run (ProcessSpec), what happened (ProcessResult), and the runners
+// (real POSIX one, scripted fake) behind one interface, so the logic above is testable without
+// processes. Every build and test of LLM-written code runs through here, never in-process.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kf {
+
+struct ProcessSpec {
+  std::vector<std::string> argv{};  // argv[0] looked up in PATH if it has no '/'
+  std::filesystem::path work_dir{};  // the child's cwd (must exist); empty = the parent's cwd
+  std::vector<std::pair<std::string, std::string>> env{};  // added/overridden variables
+  bool inherit_env = true;  // false: the child sees only `env` (sandboxed() sets this)
+  double timeout_s = 0;  // wall-clock limit, 0 = none
+  double inactivity_timeout_s = 0;  // no output for this long => killed, 0 = none
+  size_t output_cap = 1 << 20;  // bytes of combined stdout+stderr kept (head + tail, middle cut)
+  uint64_t memory_limit_bytes = 0;  // RLIMIT_AS, 0 = none
+  uint64_t file_size_limit_bytes = 0;  // RLIMIT_FSIZE, 0 = none
+  double cpu_limit_s = 0;  // RLIMIT_CPU, 0 = none
+  std::string stdin_data{};  // written to the child's stdin, then closed (empty => /dev/null)
+};
+
+struct ProcessResult {
+  bool started = false;
+  std::string start_error;  // e.g. "cannot run 'nvcc': not found in PATH"
+  int exit_code = -1;  // when it exited normally
+  int term_signal = 0;  // when killed by a signal (ours or its own crash)
+  bool timed_out = false;  // we killed it for the wall-clock limit
+  bool inactive = false;  // we killed it for inactivity
+  double limit_s = 0;  // the limit that fired when timed_out or inactive
+  std::string output;  // combined stdout+stderr, capped
+  uint64_t output_bytes = 0;  // total bytes it wrote (before the cap)
+  double wall_s = 0;
+
+  // Started, exited 0, not killed.
+  bool success() const;
+  // "exit code 3", "killed by SIGSEGV (segmentation fault)", "timed out after 10.0 s",
+  // "no output for 60 s (inactivity timeout)", or the start error.
+  std::string describe() const;
+};
+
+// "SIGSEGV (segmentation fault)"; "signal 42" for ones without a name here.
+std::string describe_signal(int signal);
+
+class ProcessRunner {
+ public:
+  virtual ~ProcessRunner() = default;
+  virtual ProcessResult run(const ProcessSpec& spec) = 0;
+  // Runs several at once, at most `parallel` (>= 1) at a time; results in input order.
+  virtual std::vector<ProcessResult> run_all(const std::vector<ProcessSpec>& specs, int parallel);
+};
+
+// The real runner: fork+exec, the child in its own process group, which is killed as a whole
+// (SIGTERM, then SIGKILL after `kill_grace_s`) on a timeout and swept with SIGKILL when the
+// leader exits. Thread-safe: several threads may call run() at once.
+class PosixProcessRunner : public ProcessRunner {
+ public:
+  // `drain_timeout_s`: how long to keep reading after the leader exited while something else
+  // (a daemonised grandchild) still holds the output pipe open.
+  explicit PosixProcessRunner(double kill_grace_s = 0.5, double drain_timeout_s = 0.5)
+      : kill_grace_s_(kill_grace_s), drain_timeout_s_(drain_timeout_s) {}
+  ProcessResult run(const ProcessSpec& spec) override;
+
+ private:
+  double kill_grace_s_;
+  double drain_timeout_s_;
+};
+
+// Scripted runner for tests: answers from a queue of results, then from a callback; records the
+// specs it got. Thread-safe (the callback runs outside the lock and may be called concurrently).
+class FakeProcessRunner : public ProcessRunner {
+ public:
+  using Handler = std::function<ProcessResult(const ProcessSpec&)>;
+
+  FakeProcessRunner() = default;
+  explicit FakeProcessRunner(Handler handler) : handler_(std::move(handler)) {}
+
+  void push(ProcessResult result);
+  void set_handler(Handler handler);
+  ProcessResult run(const ProcessSpec& spec) override;
+
+  std::vector<ProcessSpec> specs() const;
+  size_t calls() const;
+
+  // Ready-made results for scripts.
+  static ProcessResult exited(int code, std::string output = "");
+  static ProcessResult killed(int signal, std::string output = "");
+  static ProcessResult timeout(double limit_s, std::string output = "");
+  static ProcessResult not_started(std::string error);
+
+ private:
+  mutable std::mutex mutex_;
+  std::deque<ProcessResult> queue_;
+  Handler handler_;
+  std::vector<ProcessSpec> specs_;
+};
+
+}  // namespace kf

@@ -1,0 +1,242 @@
+// A job: compose the config, load the task, open the store, evaluate candidates, store and report.
+#include "search/job.h"
+
+#include <csignal>
+#include <ostream>
+
+#include "util/fs.h"
+#include "util/strings.h"
+
+namespace kf {
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void on_sigint(int) { g_interrupted = 1; }
+
+std::string task_arg(const std::vector<std::string>& args) {
+  std::string task;
+  for (const auto& a : args)
+    if (starts_with(a, "task=")) task = a.substr(5);
+  return task;
+}
+
+nlohmann::json files_json(const TaskPackage& task) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& f : task.files) {
+    if (f.binary) {
+      files.push_back({{"path", f.path}, {"binary", true}, {"bytes", f.content.size()}});
+    } else {
+      files.push_back({{"path", f.path}, {"content", f.content}});
+    }
+  }
+  return files;
+}
+
+nlohmann::json blocks_json(const TaskPackage& task) {
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const auto& b : task.blocks) {
+    blocks.push_back({{"kind", block_kind_name(b.kind)}, {"file", b.file}, {"index", b.index},
+                      {"start_line", b.start_line}, {"end_line", b.end_line}});
+  }
+  return blocks;
+}
+
+std::string speedup_text(const std::optional<double>& s) { return s ? strprintf("%.3fx", *s) : "-"; }
+
+}  // namespace
+
+EvalOptions eval_options(const JobContext& job) {
+  const Config& c = job.config;
+  EvalOptions o;
+  o.language = job.language;
+  o.arch = job.arch;
+  o.build_timeout_s = c.get_double("build_timeout", 200);
+  o.test_timeout_s = c.get_double("test_timeout", 300);
+  o.inactivity_timeout_s = c.get_double("eval_config.inactivity_timeout", 60);
+  o.max_output_bytes = static_cast<size_t>(c.get_int("eval_config.max_output_bytes", 1 << 20));
+  o.max_log_chars = static_cast<size_t>(c.get_int("prompt.max_log_chars", 6000));
+  o.num_seeds = static_cast<int>(c.get_int("eval_config.num_seeds", 3));
+  o.noise_target = c.get_double("eval_config.noise_target", 0.005);
+  o.min_samples = static_cast<int>(c.get_int("eval_config.min_samples", 10));
+  o.max_samples = static_cast<int>(c.get_int("eval_config.max_samples", 2000));
+  o.time_budget_s = c.get_double("eval_config.time_budget", 2.0);
+  o.warmup_min_time_s = c.get_double("eval_config.warmup_min_time", 0.05);
+  o.warmup_min_iters = static_cast<int>(c.get_int("eval_config.warmup_min_iters", 3));
+  o.cold_samples = c.get_bool("eval_config.cold_samples", true);
+  o.max_plausible_speedup = c.get_double("eval_config.max_plausible_speedup", 100);
+  o.check_wall_time = c.get_bool("eval_config.check_wall_time", true);
+  o.cache_dir = c.get_string("paths.cache_dir", "runs/cache");
+  o.work_root = job.run_dir / "work";
+  return o;
+}
+
+Result<JobContext> open_job(const std::vector<std::string>& args) {
+  std::string task_path = task_arg(args);
+  if (task_path.empty())
+    return Result<JobContext>::error(
+        "no task given: pass task=<folder, .tar, .tar.gz or .zip of a task package>, e.g. "
+        "task=examples/tasks/softmax_ocl");
+  auto task = load_task(task_path, fs::temp_directory_path() / "kernelfoundry-tasks");
+  if (!task) return Result<JobContext>::error(task.message());
+
+  ComposeOptions compose_options;
+  compose_options.config_dir = default_config_dir();
+  compose_options.task_config = task->config_path();
+  compose_options.task_overrides = task->overrides_path();
+  compose_options.args = args;
+  auto config = compose(compose_options);
+  if (!config) return Result<JobContext>::error(config.message());
+  KF_RETURN_IF_ERROR(validate_for_run(*config));
+
+  JobContext job{std::move(*config), std::move(*task)};
+  auto language = parse_language(job.config.get_string("language"));
+  if (!language) return Result<JobContext>::error(language.message() + " (key 'language', from " +
+                                                  job.config.origin("language").describe() + ")");
+  job.language = *language;
+  std::vector<std::string> archs = normalize_gpu_archs(job.config);
+  if (archs.size() != 1)
+    return Result<JobContext>::error(
+        "gpu_arch lists " + std::to_string(archs.size()) + " archs (" + join(archs, ",") +
+        "); evaluating on several archs needs a device for each (remote executors), which this "
+        "build does not have yet: set gpu_arch to the one arch of this machine");
+  auto arch = find_arch(archs[0]);
+  if (!arch) return Result<JobContext>::error(arch.message() + " (key 'gpu_arch', from " +
+                                              job.config.origin("gpu_arch").describe() + ")");
+  job.arch = *arch;
+  job.gpu_arch = archs[0];
+  job.job_name = job.config.get_string("job_name");
+  job.task_name = job.config.get_string("task_name");
+  job.run_dir = fs::path(job.config.get_string("paths.logdir", "runs")) / job.job_name;
+  KF_RETURN_IF_ERROR(make_dirs(job.run_dir));
+
+  auto store = Store::open(job.config.get_string("paths.kernels_db_path", "runs/kernels.sqlite3"),
+                           static_cast<int>(job.config.get_int("database.busy_timeout_ms", 5000)));
+  if (!store) return Result<JobContext>::error(store.message());
+  job.store = std::move(*store);
+  return job;
+}
+
+Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>& candidates,
+                                  ProcessRunner& runner, std::ostream& out) {
+  g_interrupted = 0;
+  auto previous = std::signal(SIGINT, on_sigint);
+  struct Restore {
+    decltype(previous) handler;
+    ~Restore() { std::signal(SIGINT, handler); }
+  } restore{previous};
+
+  JobRecord record;
+  if (auto existing = job.store->job(job.job_name); existing && existing->has_value()) record = **existing;
+  record.job_name = job.job_name;
+  record.task_name = job.task_name;
+  record.task_hash = job.task.hash;
+  record.language = std::string(language_name(job.language));
+  record.gpu_arch = job.gpu_arch;
+  record.status = "running";
+  record.config_json = job.config.tree().dump();
+  record.progress_json = nlohmann::json{{"stage", "reference"}, {"evaluated", 0}, {"total", candidates.size()}}.dump();
+  KF_RETURN_IF_ERROR(job.store->put_job(record));
+  TaskRecord task_record{job.task.hash, job.task_name, record.language, files_json(job.task).dump(),
+                         blocks_json(job.task).dump(), ""};
+  KF_RETURN_IF_ERROR(job.store->put_task(task_record));
+
+  auto fail_job = [&](const std::string& message) -> Status {
+    record.status = "failed";
+    record.progress_json = nlohmann::json{{"stage", "failed"}, {"error", message}}.dump();
+    (void)job.store->put_job(record);
+    return Status::error(message);
+  };
+
+  auto toolchain = find_toolchain();
+  if (!toolchain) return fail_job(toolchain.message());
+  Evaluator evaluator(job.task, eval_options(job), *toolchain, runner);
+
+  out << "job " << job.job_name << ": task " << job.task_name << " (" << record.language << ", "
+      << job.gpu_arch << "), " << candidates.size() << " candidate(s)\n";
+  out << "reference: building and timing ..." << std::flush;
+  auto reference = evaluator.prepare_reference();
+  if (!reference) {
+    out << " failed\n";
+    return fail_job(reference.message());
+  }
+  out << strprintf(" ok (build %.2f s, tests %.2f s)\n", reference->build_s, reference->test_s);
+
+  nlohmann::json results = {{"format", "kernelfoundry-results"}, {"version", 1},
+                            {"job_name", job.job_name}, {"task_name", job.task_name},
+                            {"task_hash", job.task.hash}, {"language", record.language},
+                            {"gpu_arch", job.gpu_arch}, {"reference", reference->runtimes_json()},
+                            {"kernels", nlohmann::json::array()}};
+  JobSummary summary;
+  auto evolve_blocks = job.task.blocks_of(BlockKind::kEvolve);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (g_interrupted) break;
+    const Candidate& cand = candidates[i];
+    std::map<std::string, std::string> changed;
+    std::vector<std::string> codes = cand.codes;
+    if (!codes.empty()) {
+      auto spliced = splice_evolve(job.task, codes);
+      if (!spliced) return fail_job(cand.label + ": " + spliced.message());
+      changed = std::move(*spliced);
+    } else {
+      for (const Block* b : evolve_blocks) codes.push_back(b->content);
+    }
+    KernelRecord k;
+    k.uuid = new_uuid();
+    k.job_name = job.job_name;
+    k.task_hash = job.task.hash;
+    k.task_name = job.task_name;
+    k.trial = 0;
+    k.branch = static_cast<int>(i);
+    k.language = record.language;
+    k.gpu_arch = job.gpu_arch;
+    k.code = join(codes, "\n");
+    EvalResult r = evaluator.evaluate(strprintf("kernel-%03zu", i), changed);
+    k.verdict = r.verdict;
+    k.reason = r.reason;
+    k.runtimes_json = nlohmann::json{{job.gpu_arch, r.runtimes_json()}}.dump();
+    k.speedup = r.speedup;
+    k.fitness = r.fitness;
+    k.eval_log = r.eval_log;
+    k.flags_json = r.flags.dump();
+    KF_RETURN_IF_ERROR(job.store->put_kernel(k));
+
+    fs::path kdir = job.run_dir / "kernels" / strprintf("%03zu", i);
+    (void)write_file(kdir / "code.txt", k.code);
+    (void)write_file(kdir / "eval_log.txt", r.eval_log);
+    if (!r.harness.is_null()) (void)write_file(kdir / "result.json", r.harness.dump(2));
+
+    ++summary.evaluated;
+    summary.last_verdict = r.verdict;
+    if (r.verdict == kCorrect) ++summary.correct;
+    if (r.verdict == kCorrect && r.speedup && !r.suspect() &&
+        (!summary.best_speedup || *r.speedup > *summary.best_speedup)) {
+      summary.best_speedup = r.speedup;
+      summary.best_uuid = k.uuid;
+    }
+    out << strprintf("[%zu/%zu] %-32s verdict %d (%s)  speedup %-8s best %-8s build %.2f s, tests %.2f s\n",
+                     i + 1, candidates.size(), cand.label.c_str(), r.verdict,
+                     std::string(verdict_name(r.verdict)).c_str(), speedup_text(r.speedup).c_str(),
+                     speedup_text(summary.best_speedup).c_str(), r.build_s, r.test_s);
+    if (r.verdict != kCorrect || r.suspect()) out << "        " << r.reason << "\n";
+    results["kernels"].push_back({{"uuid", k.uuid}, {"label", cand.label}, {"verdict", r.verdict},
+                                  {"reason", r.reason}, {"speedup", r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json()},
+                                  {"fitness", r.fitness}, {"flags", r.flags}, {"runtimes", r.runtimes_json()},
+                                  {"build_s", r.build_s}, {"test_s", r.test_s},
+                                  {"correctness_s", r.correctness_s}, {"benchmark_s", r.benchmark_s}});
+    record.progress_json = nlohmann::json{{"stage", "candidates"}, {"evaluated", summary.evaluated},
+                                          {"total", candidates.size()}}.dump();
+    KF_RETURN_IF_ERROR(job.store->put_job(record));
+    KF_RETURN_IF_ERROR(write_file(job.run_dir / "results.json", results.dump(2)));
+  }
+  results["best_uuid"] = summary.best_uuid;
+  results["best_speedup"] = summary.best_speedup ? nlohmann::json(*summary.best_speedup) : nlohmann::json();
+  KF_RETURN_IF_ERROR(write_file(job.run_dir / "results.json", results.dump(2)));
+  record.status = g_interrupted ? "interrupted" : "done";
+  KF_RETURN_IF_ERROR(job.store->put_job(record));
+  out << strprintf("done: %d evaluated, %d correct, best speedup %s; files in %s\n", summary.evaluated,
+                   summary.correct, speedup_text(summary.best_speedup).c_str(), job.run_dir.string().c_str());
+  if (g_interrupted) out << "interrupted by Ctrl-C: the job is marked 'interrupted'\n";
+  return summary;
+}
+
+}  // namespace kf

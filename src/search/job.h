@@ -1,0 +1,61 @@
+// A job: compose the config, load the task, open the store, evaluate candidates, store and report.
+// This job evaluates given candidates (the EVOLVE block as it stands, or replacement files);
+// the LLM-driven search loop builds on it.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arch/arch.h"
+#include "config/config.h"
+#include "eval/eval.h"
+#include "lang/lang.h"
+#include "proc/process.h"
+#include "store/store.h"
+#include "task/task.h"
+#include "util/status.h"
+
+namespace kf {
+
+// Everything a job needs, resolved and validated before any candidate runs.
+struct JobContext {
+  Config config;
+  TaskPackage task;
+  Language language = Language::kCpp;
+  ArchProfile arch;
+  std::string gpu_arch;  // as configured (one name)
+  std::string job_name, task_name;
+  std::filesystem::path run_dir;  // <logdir>/<job_name>
+  std::unique_ptr<Store> store;
+};
+
+// Reads task=<package> from `args`, loads it, composes the config (shipped → task config.yaml →
+// overrides.yaml → args), validates it for a run and opens the kernel database.
+Result<JobContext> open_job(const std::vector<std::string>& args);
+
+// One candidate: new contents for the EVOLVE block(s), or none to take the block as it stands.
+struct Candidate {
+  std::string label;               // shown in progress lines ("EVOLVE block as written", a file name)
+  std::vector<std::string> codes;  // one per EVOLVE block; empty = unchanged
+};
+
+struct JobSummary {
+  int evaluated = 0;
+  int correct = 0;
+  std::optional<double> best_speedup;
+  std::string best_uuid;
+  int last_verdict = -1;
+};
+
+// Builds the reference once, evaluates each candidate in order (a failing candidate is a verdict,
+// and the job goes on), stores every kernel and writes runs/<job_name>/. Progress goes to `out`.
+Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>& candidates,
+                                  ProcessRunner& runner, std::ostream& out);
+
+// Evaluation settings from the composed config.
+EvalOptions eval_options(const JobContext& job);
+
+}  // namespace kf

@@ -1,0 +1,285 @@
+// Tests for loading task packages from folders and archives, hashing and materializing.
+#include <archive.h>
+#include <archive_entry.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "task/task.h"
+#include "util/fs.h"
+
+namespace kf {
+namespace {
+
+using Files = std::map<std::string, std::string>;
+
+const Files kPackage = {
+    {"config.yaml", "task_name: softmax\njob_name: t\nlanguage: OCL\n"},
+    {"softmax.cl",
+     "// header\n"
+     "// [EVOLVE_START]\n"
+     "__kernel void softmax() {}\n"
+     "// [EVOLVE_END]\n"
+     "/* [REFERENCE_START] */\n"
+     "__kernel void ref() {}\n"
+     "/* [REFERENCE_END] */\n"},
+    {"task.cpp", "// tests\nint main() { return 0; }\n"},
+    {"README.md",
+     "# Softmax\n"
+     "<!-- [USER_INSTRUCTIONS_START] -->\n"
+     "Rows are 4096 wide.\n"
+     "<!-- [USER_INSTRUCTIONS_END] -->\n"
+     "# [USER_INSTRUCTIONS_START]\n"
+     "Keep fp32 accumulation.\n"
+     "# [USER_INSTRUCTIONS_END]\n"},
+    {"data/table.bin", std::string("\x01\x00[EVOLVE_START]\x02", 18)},
+};
+
+class TaskPackageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dir = make_temp_dir(fs::temp_directory_path(), "kf_task_test_");
+    ASSERT_TRUE(dir.is_ok()) << dir.message();
+    tmp_ = *dir;
+    extract_ = tmp_ / "extract";
+  }
+  void TearDown() override { fs::remove_all(tmp_); }
+
+  fs::path make_folder(const std::string& name, const Files& files) {
+    fs::path dir = tmp_ / name;
+    for (const auto& [path, content] : files) EXPECT_TRUE(write_file(dir / path, content).is_ok());
+    return dir;
+  }
+
+  // Writes an archive with libarchive's writer; `prefix` ("" or "pkg/") picks the layout.
+  fs::path make_archive(const std::string& name, const Files& files, const std::string& prefix) {
+    fs::path path = tmp_ / name;
+    struct archive* a = archive_write_new();
+    if (name.size() > 4 && name.substr(name.size() - 4) == ".zip") {
+      archive_write_set_format_zip(a);
+    } else {
+      archive_write_set_format_pax_restricted(a);
+      if (name.find(".gz") != std::string::npos || name.find(".tgz") != std::string::npos)
+        archive_write_add_filter_gzip(a);
+    }
+    EXPECT_EQ(archive_write_open_filename(a, path.c_str()), ARCHIVE_OK);
+    for (const auto& [entry_name, content] : files) {
+      struct archive_entry* e = archive_entry_new();
+      archive_entry_set_pathname(e, (prefix + entry_name).c_str());
+      if (content.rfind("->", 0) == 0) {  // "->target" makes a symlink
+        archive_entry_set_filetype(e, AE_IFLNK);
+        archive_entry_set_symlink(e, content.substr(2).c_str());
+        archive_entry_set_perm(e, 0777);
+        archive_write_header(a, e);
+      } else {
+        archive_entry_set_filetype(e, AE_IFREG);
+        archive_entry_set_perm(e, 0644);
+        archive_entry_set_size(e, static_cast<la_int64_t>(content.size()));
+        archive_write_header(a, e);
+        archive_write_data(a, content.data(), content.size());
+      }
+      archive_entry_free(e);
+    }
+    archive_write_close(a);
+    archive_write_free(a);
+    return path;
+  }
+
+  TaskPackage load_ok(const fs::path& source) {
+    auto r = load_task(source, extract_);
+    EXPECT_TRUE(r.is_ok()) << r.message();
+    return r.is_ok() ? *r : TaskPackage{};
+  }
+
+  std::string load_error(const fs::path& source) {
+    auto r = load_task(source, extract_);
+    EXPECT_FALSE(r.is_ok());
+    return r.message();
+  }
+
+  fs::path tmp_, extract_;
+};
+
+TEST_F(TaskPackageTest, LoadsFolder) {
+  Files files = kPackage;
+  files[".git/HEAD"] = "ref: refs/heads/main\n";
+  files["__pycache__/x.pyc"] = "junk";
+  files["build/softmax.o"] = "junk";
+  files["sub/__pycache__/y.pyc"] = "junk";
+  fs::path dir = make_folder("pkg", files);
+  TaskPackage p = load_ok(dir);
+  std::vector<std::string> paths;
+  for (const auto& f : p.files) paths.push_back(f.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"README.md", "config.yaml", "data/table.bin",
+                                             "softmax.cl", "task.cpp"}));
+  EXPECT_EQ(p.root, fs::absolute(dir).lexically_normal());
+  EXPECT_EQ(p.source, dir.string());
+  EXPECT_EQ(p.config_path(), p.root / "config.yaml");
+  EXPECT_EQ(p.overrides_path(), p.root / "overrides.yaml");
+  EXPECT_EQ(p.hash.size(), 64u);
+  ASSERT_NE(p.file("data/table.bin"), nullptr);
+  EXPECT_TRUE(p.file("data/table.bin")->binary);  // its marker text is not scanned
+  EXPECT_FALSE(p.file("softmax.cl")->binary);
+  EXPECT_EQ(p.file("nope.cl"), nullptr);
+
+  auto evolve = p.blocks_of(BlockKind::kEvolve);
+  ASSERT_EQ(evolve.size(), 1u);
+  EXPECT_EQ(evolve[0]->file, "softmax.cl");
+  EXPECT_EQ(evolve[0]->content, "__kernel void softmax() {}\n");
+  EXPECT_EQ(p.user_instructions(), "Rows are 4096 wide.\n\nKeep fp32 accumulation.");
+  EXPECT_EQ(p.reference(), "// softmax.cl (block 0)\n__kernel void ref() {}");
+}
+
+TEST_F(TaskPackageTest, ArchivesOfEveryKindAndLayoutGiveTheFolderHash) {
+  const std::string hash = load_ok(make_folder("pkg", kPackage)).hash;
+  for (const char* name : {"a.tar", "b.tar.gz", "c.tgz", "d.zip"}) {
+    for (const std::string prefix : {"", "pkg/", "./"}) {
+      SCOPED_TRACE(std::string(name) + " prefix '" + prefix + "'");
+      fs::path archive =
+          make_archive(prefix.empty() ? name : "p_" + std::string(name), kPackage, prefix);
+      TaskPackage p = load_ok(archive);
+      EXPECT_EQ(p.hash, hash);
+      EXPECT_EQ(p.source, archive.string());
+      EXPECT_TRUE(fs::exists(p.config_path()));
+      EXPECT_EQ(p.root.string().rfind(extract_.string(), 0), 0u) << p.root;
+      ASSERT_EQ(p.blocks_of(BlockKind::kEvolve).size(), 1u);
+      // A second load reuses the extraction folder.
+      EXPECT_EQ(load_ok(archive).root, p.root);
+      fs::remove(archive);
+    }
+  }
+}
+
+TEST_F(TaskPackageTest, HashIgnoresConfigButFollowsKernelFiles) {
+  fs::path dir = make_folder("pkg", kPackage);
+  const std::string hash = load_ok(dir).hash;
+  ASSERT_TRUE(write_file(dir / "config.yaml", "task_name: other\nmax_iters: 9\n").is_ok());
+  ASSERT_TRUE(write_file(dir / "overrides.yaml", "max_iters: 1\n").is_ok());
+  EXPECT_EQ(load_ok(dir).hash, hash);
+  ASSERT_TRUE(write_file(dir / "softmax.cl", kPackage.at("softmax.cl") + "// more\n").is_ok());
+  const std::string changed = load_ok(dir).hash;
+  EXPECT_NE(changed, hash);
+  // Moving a file changes the hash too: paths are part of it.
+  fs::rename(dir / "task.cpp", dir / "tests.cpp");
+  EXPECT_NE(load_ok(dir).hash, changed);
+}
+
+TEST_F(TaskPackageTest, MissingEvolveBlockSaysWhatToAdd) {
+  Files files = kPackage;
+  files["softmax.cl"] = "__kernel void softmax() {}\n";
+  fs::path dir = make_folder("noevolve", files);
+  std::string err = load_error(dir);
+  EXPECT_NE(err.find("task package " + dir.string() + " has no EVOLVE block"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("// [EVOLVE_START]"), std::string::npos) << err;
+  EXPECT_NE(err.find("// [EVOLVE_END]"), std::string::npos) << err;
+  EXPECT_NE(err.find("softmax.cl"), std::string::npos) << err;
+}
+
+TEST_F(TaskPackageTest, MissingConfigIsAnError) {
+  Files files = kPackage;
+  files.erase("config.yaml");
+  std::string err = load_error(make_folder("noconfig", files));
+  EXPECT_NE(err.find("has no config.yaml at its root"), std::string::npos) << err;
+
+  // Pointing at the parent of a package gets a hint.
+  make_folder("outer/inner", kPackage);
+  err = load_error(tmp_ / "outer");
+  EXPECT_NE(err.find("found inner/config.yaml"), std::string::npos) << err;
+
+  EXPECT_NE(load_error(tmp_ / "missing").find("does not exist"), std::string::npos);
+}
+
+TEST_F(TaskPackageTest, ReportsAllProblemsAcrossFiles) {
+  Files files = kPackage;
+  files["config.yaml"] = "task_name: [unclosed\n";
+  files["a.cu"] = "// [EVOLVE_START]\n";
+  files["b.py"] = "x = 1\n# [REFERENCE_END]\n";
+  std::string err = load_error(make_folder("broken", files));
+  EXPECT_NE(err.find("config.yaml:"), std::string::npos) << err;
+  EXPECT_NE(err.find("not valid YAML"), std::string::npos) << err;
+  EXPECT_NE(err.find("[EVOLVE_START] at a.cu:1 has no [EVOLVE_END]"), std::string::npos) << err;
+  EXPECT_NE(err.find("[REFERENCE_END] at b.py:2 has no matching [REFERENCE_START]"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 2) << err;
+}
+
+TEST_F(TaskPackageTest, ArchiveEscapingThePackageIsRefused) {
+  Files files = kPackage;
+  files["../evil.txt"] = "gotcha";
+  files["/tmp/abs.txt"] = "gotcha";
+  files["link"] = "->../../outside";
+  fs::path archive = make_archive("evil.tar", files, "");
+  std::string err = load_error(archive);
+  EXPECT_NE(err.find("entry '../evil.txt' contains '..'"), std::string::npos) << err;
+  EXPECT_NE(err.find("entry '/tmp/abs.txt' is an absolute path"), std::string::npos) << err;
+  EXPECT_NE(err.find("symlink 'link' -> '../../outside' points outside"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(tmp_ / "evil.txt"));
+  EXPECT_FALSE(fs::exists(extract_.parent_path() / "evil.txt"));
+  // Nothing half-extracted is left behind to be reused later.
+  EXPECT_TRUE(fs::is_empty(extract_)) << "extraction folder not cleaned up";
+}
+
+TEST_F(TaskPackageTest, SpliceEvolveAndMaterialize) {
+  Files files = kPackage;
+  files["extra.cl"] = "// [EVOLVE_START]\nint a;\n// [EVOLVE_END]\n";
+  fs::path dir = make_folder("pkg", files);
+  fs::permissions(dir / "task.cpp", fs::perms::owner_exec, fs::perm_options::add);
+  TaskPackage p = load_ok(dir);
+  ASSERT_EQ(p.blocks_of(BlockKind::kEvolve).size(), 2u);
+  EXPECT_EQ(p.blocks_of(BlockKind::kEvolve)[0]->file, "extra.cl");  // sorted by path
+
+  EXPECT_FALSE(splice_evolve(p, {"only one"}).is_ok());
+  auto same = splice_evolve(p, {"int a;", "__kernel void softmax() {}"});
+  ASSERT_TRUE(same.is_ok()) << same.message();
+  EXPECT_TRUE(same->empty());  // nothing changed
+
+  auto changed = splice_evolve(p, {"int a;", "__kernel void softmax() { /* fast */ }\n"});
+  ASSERT_TRUE(changed.is_ok()) << changed.message();
+  ASSERT_EQ(changed->size(), 1u);
+  ASSERT_EQ(changed->count("softmax.cl"), 1u);
+
+  fs::path out = tmp_ / "candidate";
+  ASSERT_TRUE(materialize(p, *changed, out).is_ok());
+  auto text = read_file(out / "softmax.cl");
+  ASSERT_TRUE(text.is_ok());
+  EXPECT_EQ(*text,
+            "// header\n"
+            "// [EVOLVE_START]\n"
+            "__kernel void softmax() { /* fast */ }\n"
+            "// [EVOLVE_END]\n"
+            "/* [REFERENCE_START] */\n"
+            "__kernel void ref() {}\n"
+            "/* [REFERENCE_END] */\n");
+  EXPECT_EQ(*read_file(out / "data/table.bin"), kPackage.at("data/table.bin"));
+  EXPECT_EQ(*read_file(out / "config.yaml"), kPackage.at("config.yaml"));
+  EXPECT_NE(fs::status(out / "task.cpp").permissions() & fs::perms::owner_exec, fs::perms::none);
+  // The original is untouched.
+  EXPECT_EQ(*read_file(dir / "softmax.cl"), kPackage.at("softmax.cl"));
+
+  EXPECT_FALSE(materialize(p, {{"new.cl", "x"}}, tmp_ / "c2").is_ok());
+  EXPECT_FALSE(materialize(p, {}, dir).is_ok());
+}
+
+TEST_F(TaskPackageTest, WriteArchiveRoundTripsAndIsReproducible) {
+  fs::path dir = make_folder("best", kPackage);
+  const std::string hash = load_ok(dir).hash;
+  for (const char* name : {"out/a.tar.gz", "out/b.zip", "out/c.tar"}) {
+    SCOPED_TRACE(name);
+    fs::path archive = tmp_ / name;
+    ASSERT_TRUE(write_archive(dir, archive).is_ok());
+    TaskPackage p = load_ok(archive);
+    EXPECT_EQ(p.hash, hash);
+    EXPECT_EQ(p.root.filename(), "best");  // one top-level folder named after the package
+    auto first = read_file(archive);
+    fs::path again = tmp_ / "again" / fs::path(name).filename();
+    ASSERT_TRUE(write_archive(dir, again).is_ok());
+    EXPECT_EQ(*read_file(again), *first);
+  }
+  EXPECT_FALSE(write_archive(dir, tmp_ / "x.rar").is_ok());
+}
+
+}  // namespace
+}  // namespace kf

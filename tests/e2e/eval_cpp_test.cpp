@@ -1,0 +1,1 @@
+// End-to-end evaluation tests (filled in below).
