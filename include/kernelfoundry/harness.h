@@ -177,7 +177,8 @@ class OpenCL {
   virtual _cl_context* context() = 0;
   virtual _cl_command_queue* queue() = 0;
   virtual _cl_device_id* device() = 0;
-  // Builds `file` (resolved against --kernel-dir, which is also passed as -I) with `options`,
+  // Builds `file` (resolved against --kernel-dir; its folder is passed as -I when the source has
+  // an #include) with `options`,
   // once per process, and returns its kernel `name`. A build failure throws CompileError with the
   // driver's log; the harness reports it as the candidate's compile error.
   virtual ClKernel& kernel(const std::string& file, const std::string& name,

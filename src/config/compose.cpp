@@ -20,8 +20,8 @@
 namespace kf {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 using cfg::Layer;
+using nlohmann::json;
 
 namespace {
 
@@ -201,10 +201,11 @@ class Composer {
       if (node && node->is_array() && cfg::is_index(seg)) {
         size_t index = std::stoul(seg);
         if (index > node->size()) {
-          errors_.push_back(strprintf("'%s' has %zu element(s): index %zu is out of range "
-                                      "(%s); use %zu to add one",
-                                      cfg::display_path(path).c_str(), node->size(), index,
-                                      o.origin().describe().c_str(), node->size()));
+          errors_.push_back(
+              strprintf("'%s' has %zu element(s): index %zu is out of range "
+                        "(%s); use %zu to add one",
+                        cfg::display_path(path).c_str(), node->size(), index,
+                        o.origin().describe().c_str(), node->size()));
           return false;
         }
       }

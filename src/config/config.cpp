@@ -40,7 +40,9 @@ const json& Config::at(std::string_view dotted) const {
   return node ? *node : kNullJson;
 }
 
-bool Config::has(std::string_view dotted) const { return !at(dotted).is_null(); }
+bool Config::has(std::string_view dotted) const {
+  return !at(dotted).is_null();
+}
 
 std::string Config::get_string(std::string_view dotted, std::string fallback) const {
   const json& value = at(dotted);
@@ -129,9 +131,10 @@ std::string check_name(const Config& config, const std::string& key) {
   if (name.empty()) return "";
   if (name == "." || name == ".." || name.find_first_of("/\\") != std::string::npos ||
       name.find('\0') != std::string::npos || trim(name) != name)
-    return "'" + key + "' must be a plain name usable as a folder name (no '/', not '.' or '..', "
-           "no leading or trailing spaces), got '" + name + "' (" + config.origin(key).describe() +
-           ")";
+    return "'" + key +
+           "' must be a plain name usable as a folder name (no '/', not '.' or '..', "
+           "no leading or trailing spaces), got '" +
+           name + "' (" + config.origin(key).describe() + ")";
   return "";
 }
 
@@ -141,10 +144,11 @@ Status validate_for_run(const Config& config) {
   std::vector<std::string> errors;
   for (const char* key : {"task_name", "job_name"}) {
     if (trim(config.get_string(key)).empty()) {
-      errors.push_back(strprintf("'%s' is not set: set it in the task's config.yaml (%s: my_%s) "
-                                 "or on the command line (%s=my_%s)",
-                                 key, key, key == std::string("task_name") ? "task" : "job", key,
-                                 key == std::string("task_name") ? "task" : "job"));
+      errors.push_back(
+          strprintf("'%s' is not set: set it in the task's config.yaml (%s: my_%s) "
+                    "or on the command line (%s=my_%s)",
+                    key, key, key == std::string("task_name") ? "task" : "job", key,
+                    key == std::string("task_name") ? "task" : "job"));
     } else if (std::string bad = check_name(config, key); !bad.empty()) {
       errors.push_back(bad);
     }

@@ -17,8 +17,9 @@ namespace kf {
 
 // Where a value came from: a file and line, a command-line argument, or a built-in default.
 struct Origin {
-  std::string source;  // "configs/run.yaml", "command line argument 'max_iters=5'", "built-in default"
-  int line = 0;        // 1-based; 0 when the source has no lines
+  // "configs/run.yaml", "command line argument 'max_iters=5'", "built-in default"
+  std::string source;
+  int line = 0;                  // 1-based; 0 when the source has no lines
   std::string describe() const;  // "configs/run.yaml:4", "command line argument 'max_iters=5'"
 };
 
@@ -28,7 +29,7 @@ struct Origin {
 class Config {
  public:
   const nlohmann::json& tree() const { return tree_; }
-  bool has(std::string_view dotted) const;  // present and not null
+  bool has(std::string_view dotted) const;                  // present and not null
   const nlohmann::json& at(std::string_view dotted) const;  // null json if absent
   std::string get_string(std::string_view dotted, std::string fallback = "") const;
   int64_t get_int(std::string_view dotted, int64_t fallback = 0) const;
@@ -61,7 +62,8 @@ struct ComposeOptions {
 Result<Config> compose(const ComposeOptions& options);
 
 // KERNELFOUNDRY_CONFIG_DIR, else <exe_dir>/../share/kernelfoundry/configs, else <exe_dir>/configs,
-// else the first `configs/base.yaml` found walking up from exe_dir, else the source tree's configs/.
+// else the first `configs/base.yaml` found walking up from exe_dir, else the source tree's
+// configs/.
 std::filesystem::path default_config_dir();
 
 // What a run needs beyond the schema: task_name, job_name and language set; allow_templated only
@@ -69,7 +71,8 @@ std::filesystem::path default_config_dir();
 // allow_templated=True").
 Status validate_for_run(const Config& config);
 
-// gpu_arch as a list ("lnl,ptl,bmg" or a YAML list), trimmed and de-duplicated; {"native"} if unset.
+// gpu_arch as a list ("lnl,ptl,bmg" or a YAML list), trimmed and de-duplicated; {"native"} if
+// unset.
 std::vector<std::string> normalize_gpu_archs(const Config& config);
 
 }  // namespace kf

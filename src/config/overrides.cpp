@@ -10,7 +10,9 @@ namespace kf::cfg {
 
 using nlohmann::json;
 
-Origin Override::origin() const { return Origin{"command line argument '" + arg + "'", 0}; }
+Origin Override::origin() const {
+  return Origin{"command line argument '" + arg + "'", 0};
+}
 
 std::vector<Override> parse_overrides(const std::vector<std::string>& args,
                                       const std::set<std::string>& groups,
@@ -66,8 +68,8 @@ std::vector<Override> parse_overrides(const std::vector<std::string>& args,
 namespace {
 
 bool is_quoted(std::string_view s) {
-  return s.size() >= 2 && ((s.front() == '\'' && s.back() == '\'') ||
-                           (s.front() == '"' && s.back() == '"'));
+  return s.size() >= 2 &&
+         ((s.front() == '\'' && s.back() == '\'') || (s.front() == '"' && s.back() == '"'));
 }
 
 bool parse_flow(std::string_view text, const std::string& path, json* out, std::string* error,
@@ -105,7 +107,8 @@ bool parse_override_value(const Override& o, json* out, std::string* error) {
     case Kind::kWeights:
       if (text[0] != '[' && text.find(',') != std::string::npos) {
         json list = json::array();
-        for (const std::string& part : split(text, ',')) list.push_back(resolve_plain_scalar(trim(part)));
+        for (const std::string& part : split(text, ','))
+          list.push_back(resolve_plain_scalar(trim(part)));
         *out = std::move(list);
         return true;
       }

@@ -52,10 +52,11 @@ const json kNull = nullptr;
 // The fields of one LLM server map, shared by inference.servers[] and feedback_llm_config.
 std::vector<Row> server_rows(const std::string& p) {
   std::vector<Row> rows;
-  rows.push_back(Row(p + ".server_type", Kind::kEnum, "openai",
-                     "API the server speaks: `openai` (chat completions; any compatible server via "
-                     "`base_url`), `anthropic` (messages), `replay` (recorded answers, no API cost).")
-                     .one_of({"openai", "anthropic", "replay"}));
+  rows.push_back(
+      Row(p + ".server_type", Kind::kEnum, "openai",
+          "API the server speaks: `openai` (chat completions; any compatible server via "
+          "`base_url`), `anthropic` (messages), `replay` (recorded answers, no API cost).")
+          .one_of({"openai", "anthropic", "replay"}));
   rows.push_back(Row(p + ".model_name", Kind::kString, kNull,
                      "Model to ask, e.g. `gpt-4o`. Required for openai and anthropic servers.")
                      .nullable());
@@ -64,12 +65,15 @@ std::vector<Row> server_rows(const std::string& p) {
                      .at_least(0)
                      .at_most(2)
                      .nullable());
-  rows.push_back(Row(p + ".num_completions", Kind::kInt, 1, "Answers requested per call.").at_least(1));
-  rows.push_back(Row(p + ".max_tokens", Kind::kInt, 8192,
-                     "Cap on the answer's tokens; an answer cut at the cap is reported as truncated.")
-                     .at_least(1));
   rows.push_back(
-      Row(p + ".timeout", Kind::kNumber, 600, "Seconds to wait for one call before retrying.").above(0));
+      Row(p + ".num_completions", Kind::kInt, 1, "Answers requested per call.").at_least(1));
+  rows.push_back(
+      Row(p + ".max_tokens", Kind::kInt, 8192,
+          "Cap on the answer's tokens; an answer cut at the cap is reported as truncated.")
+          .at_least(1));
+  rows.push_back(
+      Row(p + ".timeout", Kind::kNumber, 600, "Seconds to wait for one call before retrying.")
+          .above(0));
   rows.push_back(Row(p + ".base_url", Kind::kString, kNull,
                      "Endpoint override, e.g. `http://localhost:8000/v1` for vLLM, SGLang, "
                      "llama.cpp, Ollama or OpenRouter; null = the provider's public API.")
@@ -85,10 +89,11 @@ std::vector<Row> server_rows(const std::string& p) {
                      "For `replay`: a folder of recorded answers, or `job:<job_name>` to replay a "
                      "past job from the kernel database.")
                      .nullable());
-  rows.push_back(Row(p + ".api_key_env", Kind::kString, kNull,
-                     "Environment variable holding the API key; null = `OPENAI_API_KEY` for openai, "
-                     "`ANTHROPIC_API_KEY` for anthropic, none for replay (filled in when composed).")
-                     .nullable());
+  rows.push_back(
+      Row(p + ".api_key_env", Kind::kString, kNull,
+          "Environment variable holding the API key; null = `OPENAI_API_KEY` for openai, "
+          "`ANTHROPIC_API_KEY` for anthropic, none for replay (filled in when composed).")
+          .nullable());
   rows.push_back(Row(p + ".price_per_mtok_in", Kind::kNumber, kNull,
                      "Price in USD per million input tokens, for cost estimates; null = unknown.")
                      .at_least(0)
@@ -236,8 +241,7 @@ std::vector<KeySpec> build_schema() {
   add(Row("eval_config.time_budget", Kind::kNumber, 2.0,
           "Seconds of sampling per benchmark shape before the noise target is given up.")
           .above(0));
-  add(Row("eval_config.warmup_min_time", Kind::kNumber, 0.05,
-          "Seconds of warm-up before sampling.")
+  add(Row("eval_config.warmup_min_time", Kind::kNumber, 0.05, "Seconds of warm-up before sampling.")
           .at_least(0));
   add(Row("eval_config.warmup_min_iters", Kind::kInt, 3, "Fewest warm-up runs before sampling.")
           .at_least(0));
@@ -302,8 +306,7 @@ const std::unordered_map<std::string, size_t>& index_by_path() {
 }
 
 std::string format_number(double v) {
-  std::string s = strprintf("%g", v);
-  return s;
+  return strprintf("%g", v);
 }
 
 }  // namespace
@@ -346,7 +349,8 @@ std::string describe_expectation(const KeySpec& spec) {
   std::string range;
   if (spec.min && spec.max) {
     if (!spec.min->open && !spec.max->open)
-      range = " between " + format_number(spec.min->value) + " and " + format_number(spec.max->value);
+      range =
+          " between " + format_number(spec.min->value) + " and " + format_number(spec.max->value);
     else
       range = std::string(spec.min->open ? " > " : " >= ") + format_number(spec.min->value) +
               " and" + (spec.max->open ? " < " : " <= ") + format_number(spec.max->value);
@@ -357,15 +361,33 @@ std::string describe_expectation(const KeySpec& spec) {
   }
   std::string what;
   switch (spec.kind) {
-    case Kind::kString: what = "a string"; break;
-    case Kind::kBool: what = "true or false"; break;
-    case Kind::kInt: what = "an integer" + range; break;
-    case Kind::kNumber: what = "a number" + range; break;
-    case Kind::kEnum: what = "one of " + join(spec.choices, ", "); break;
-    case Kind::kStringOrList: what = "a name, a comma list or a list of names"; break;
-    case Kind::kSection: what = "a map"; break;
-    case Kind::kServerList: what = "a list of one or more server maps"; break;
-    case Kind::kWeights: what = "'uniform' or a list of numbers >= 0, one per server"; break;
+    case Kind::kString:
+      what = "a string";
+      break;
+    case Kind::kBool:
+      what = "true or false";
+      break;
+    case Kind::kInt:
+      what = "an integer" + range;
+      break;
+    case Kind::kNumber:
+      what = "a number" + range;
+      break;
+    case Kind::kEnum:
+      what = "one of " + join(spec.choices, ", ");
+      break;
+    case Kind::kStringOrList:
+      what = "a name, a comma list or a list of names";
+      break;
+    case Kind::kSection:
+      what = "a map";
+      break;
+    case Kind::kServerList:
+      what = "a list of one or more server maps";
+      break;
+    case Kind::kWeights:
+      what = "'uniform' or a list of numbers >= 0, one per server";
+      break;
   }
   if (spec.nullable) what += " or null";
   return what;

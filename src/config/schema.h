@@ -48,7 +48,8 @@ const KeySpec* find_spec(std::string_view schema_path);
 size_t spec_index(std::string_view schema_path);
 // Names (last segments) of the keys directly below `parent_schema_path` ("" = the root).
 std::vector<std::string> child_names(std::string_view parent_schema_path);
-// Full schema paths whose last segment is `name`, for suggestions when a key sits at the wrong level.
+// Full schema paths whose last segment is `name`, for suggestions when a key sits at the wrong
+// level.
 std::vector<std::string> paths_ending_with(std::string_view name);
 // What a valid value looks like, for messages: "an integer >= 0", "true or false or null".
 std::string describe_expectation(const KeySpec& spec);

@@ -39,7 +39,9 @@ bool split_path(std::string_view dotted, std::vector<std::string>* segments) {
   return true;
 }
 
-std::string join_path(const std::vector<std::string>& segments) { return join(segments, "."); }
+std::string join_path(const std::vector<std::string>& segments) {
+  return join(segments, ".");
+}
 
 std::string child_path(std::string_view parent, std::string_view key) {
   if (parent.empty()) return std::string(key);
@@ -99,8 +101,8 @@ J* find_node_impl(J& tree, std::string_view internal) {
 
 bool is_under(std::string_view path, std::string_view root) {
   if (root.empty()) return true;
-  return path == root || (path.size() > root.size() && starts_with(path, root) &&
-                          path[root.size()] == '.');
+  return path == root ||
+         (path.size() > root.size() && starts_with(path, root) && path[root.size()] == '.');
 }
 
 }  // namespace
@@ -108,7 +110,9 @@ bool is_under(std::string_view path, std::string_view root) {
 const json* find_node(const json& tree, std::string_view internal) {
   return find_node_impl(tree, internal);
 }
-json* find_node(json& tree, std::string_view internal) { return find_node_impl(tree, internal); }
+json* find_node(json& tree, std::string_view internal) {
+  return find_node_impl(tree, internal);
+}
 
 const Origin* find_origin(const OriginMap& origins, std::string_view internal) {
   std::string path(internal);

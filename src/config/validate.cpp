@@ -25,9 +25,6 @@ std::string last_segment(const std::string& path) {
   return dot == std::string::npos ? path : path.substr(dot + 1);
 }
 
-// Shows a schema path the way a user writes it ("inference.servers[].x" stays readable).
-std::string show_schema_path(const std::string& path) { return path; }
-
 std::string format_value(const json& value) {
   std::string text = value.is_string() ? value.get<std::string>() : value.dump();
   if (text.size() > 80) text = text.substr(0, 77) + "...";
@@ -68,7 +65,7 @@ std::string suggest_key(const std::string& internal) {
   // The key may sit at the wrong level: `noise_target: 0.01` at the top means eval_config's.
   const std::string& leaf = segs.back();
   std::vector<std::string> same_name = paths_ending_with(leaf);
-  if (!same_name.empty()) return show_schema_path(same_name.front());
+  if (!same_name.empty()) return same_name.front();
   std::vector<std::string> leaves;
   std::vector<std::string> full;
   for (const KeySpec& spec : schema()) {
@@ -78,7 +75,7 @@ std::string suggest_key(const std::string& internal) {
   std::string near_leaf = nearest(leaf, leaves);
   if (near_leaf.empty()) return "";
   for (size_t i = 0; i < leaves.size(); ++i)
-    if (leaves[i] == near_leaf) return show_schema_path(full[i]);
+    if (leaves[i] == near_leaf) return full[i];
   return "";
 }
 
@@ -245,7 +242,8 @@ struct Checker {
         json* value = find_node(layer.tree, path);
         if (value == nullptr) continue;
         if (!check_value(spec, *value))
-          fail(path, "must be " + describe_expectation(spec) + ", got '" + format_value(*value) + "'");
+          fail(path,
+               "must be " + describe_expectation(spec) + ", got '" + format_value(*value) + "'");
       }
     }
   }
@@ -277,12 +275,19 @@ struct Checker {
       return ok(p) && (v->is_null() || (v->is_string() && trim(v->get<std::string>()).empty()));
     };
     if (!needed) return;
+    // Point at the key when a layer set it (to null), else at the server map that lacks it.
+    auto blame = [&](const std::string& key) {
+      std::string p = child_path(path, key);
+      const Origin* o = origin(p);
+      return o && o->source != kBuiltIn.source ? p : path;
+    };
     if (type == "replay" && is_unset("replay_path"))
       fail_at(child_path(path, "replay_path"),
               "must be set for a replay server: a folder of recorded answers or job:<job_name>",
-              path);
+              blame("replay_path"));
     if (type != "replay" && is_unset("model_name"))
-      fail_at(child_path(path, "model_name"), "must be set for an " + type + " server", path);
+      fail_at(child_path(path, "model_name"), "must be set for an " + type + " server",
+              blame("model_name"));
   }
 
   void check_cross() {
@@ -293,7 +298,8 @@ struct Checker {
       check_weights_length("inference.weights", servers->size());
       check_weights_length("inference.weights_warmstart", servers->size());
     }
-    bool feedback = ok("use_feedback_llm") && find_node(layer.tree, "use_feedback_llm")->is_boolean() &&
+    bool feedback = ok("use_feedback_llm") &&
+                    find_node(layer.tree, "use_feedback_llm")->is_boolean() &&
                     find_node(layer.tree, "use_feedback_llm")->get<bool>();
     if (ok("feedback_llm_config")) check_server("feedback_llm_config", feedback);
     if (ok("eval_config.min_samples") && ok("eval_config.max_samples")) {
@@ -309,8 +315,10 @@ struct Checker {
 
 void fill_derived(Layer& layer) {
   std::vector<std::string> maps = {"feedback_llm_config"};
-  if (const json* servers = find_node(layer.tree, "inference.servers"); servers && servers->is_array())
-    for (size_t i = 0; i < servers->size(); ++i) maps.push_back("inference.servers." + std::to_string(i));
+  if (const json* servers = find_node(layer.tree, "inference.servers");
+      servers && servers->is_array())
+    for (size_t i = 0; i < servers->size(); ++i)
+      maps.push_back("inference.servers." + std::to_string(i));
   for (const std::string& path : maps) {
     json* map = find_node(layer.tree, path);
     if (map == nullptr || !map->is_object()) continue;

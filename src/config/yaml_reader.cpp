@@ -1,6 +1,10 @@
 // The yaml-cpp adapter: converts parsed YAML to JSON, records key lines, catches its exceptions.
 #include "config/yaml_reader.h"
 
+// GCC 12+ reports false "dangling pointer" warnings inside yaml-cpp 0.7's inline node code.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic ignored "-Wdangling-pointer"
+#endif
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>

@@ -40,6 +40,8 @@ class Device {
   // no device timestamps for the call (the caller then uses host time).
   virtual void begin_call() = 0;
   virtual double end_call() = 0;
+  // A remark on the last call's timing worth a result flag (e.g. side-stream work), then cleared.
+  virtual std::string take_timing_note() { return ""; }
 
   virtual OpenCL* opencl() { return nullptr; }
 };

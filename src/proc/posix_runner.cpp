@@ -131,7 +131,8 @@ TimePoint Supervisor::next_wakeup(TimePoint now) const {
     wake = std::min(wake, *term_sent_at_ + kill_grace_);
   }
   if (drain_deadline_) wake = std::min(wake, *drain_deadline_);
-  if (!pidfd_.valid() && !drain_deadline_) wake = std::min(wake, now + std::chrono::milliseconds(20));
+  if (!pidfd_.valid() && !drain_deadline_)
+    wake = std::min(wake, now + std::chrono::milliseconds(20));
   return wake;
 }
 

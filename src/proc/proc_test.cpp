@@ -143,8 +143,8 @@ TEST_F(ProcTest, InactivityTimeoutSparesChildThatKeepsTalking) {
 }
 
 TEST_F(ProcTest, OutputCapKeepsHeadAndTail) {
-  ProcessSpec spec = shell(
-      "echo BEGIN; i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done; echo END");
+  ProcessSpec spec =
+      shell("echo BEGIN; i=0; while [ $i -lt 2000 ]; do echo line$i; i=$((i+1)); done; echo END");
   spec.output_cap = 1000;
   ProcessResult r = runner_.run(spec);
   ASSERT_TRUE(r.success()) << r.describe();

@@ -15,28 +15,28 @@
 namespace kf {
 
 struct ProcessSpec {
-  std::vector<std::string> argv{};  // argv[0] looked up in PATH if it has no '/'
+  std::vector<std::string> argv{};   // argv[0] looked up in PATH if it has no '/'
   std::filesystem::path work_dir{};  // the child's cwd (must exist); empty = the parent's cwd
   std::vector<std::pair<std::string, std::string>> env{};  // added/overridden variables
-  bool inherit_env = true;  // false: the child sees only `env` (sandboxed() sets this)
-  double timeout_s = 0;  // wall-clock limit, 0 = none
+  bool inherit_env = true;          // false: the child sees only `env` (sandboxed() sets this)
+  double timeout_s = 0;             // wall-clock limit, 0 = none
   double inactivity_timeout_s = 0;  // no output for this long => killed, 0 = none
   size_t output_cap = 1 << 20;  // bytes of combined stdout+stderr kept (head + tail, middle cut)
-  uint64_t memory_limit_bytes = 0;  // RLIMIT_AS, 0 = none
+  uint64_t memory_limit_bytes = 0;     // RLIMIT_AS, 0 = none
   uint64_t file_size_limit_bytes = 0;  // RLIMIT_FSIZE, 0 = none
-  double cpu_limit_s = 0;  // RLIMIT_CPU, 0 = none
+  double cpu_limit_s = 0;              // RLIMIT_CPU, 0 = none
   std::string stdin_data{};  // written to the child's stdin, then closed (empty => /dev/null)
 };
 
 struct ProcessResult {
   bool started = false;
-  std::string start_error;  // e.g. "cannot run 'nvcc': not found in PATH"
-  int exit_code = -1;  // when it exited normally
-  int term_signal = 0;  // when killed by a signal (ours or its own crash)
-  bool timed_out = false;  // we killed it for the wall-clock limit
-  bool inactive = false;  // we killed it for inactivity
-  double limit_s = 0;  // the limit that fired when timed_out or inactive
-  std::string output;  // combined stdout+stderr, capped
+  std::string start_error;    // e.g. "cannot run 'nvcc': not found in PATH"
+  int exit_code = -1;         // when it exited normally
+  int term_signal = 0;        // when killed by a signal (ours or its own crash)
+  bool timed_out = false;     // we killed it for the wall-clock limit
+  bool inactive = false;      // we killed it for inactivity
+  double limit_s = 0;         // the limit that fired when timed_out or inactive
+  std::string output;         // combined stdout+stderr, capped
   uint64_t output_bytes = 0;  // total bytes it wrote (before the cap)
   double wall_s = 0;
 

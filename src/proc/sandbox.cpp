@@ -18,12 +18,22 @@ namespace {
 
 // Device selection and driver discovery: without these a child may not find the GPU (or PoCL).
 const char* const kDeviceVariables[] = {
-    "LD_LIBRARY_PATH",      "CUDA_VISIBLE_DEVICES",     "CUDA_DEVICE_ORDER",
-    "CUDA_HOME",            "CUDA_PATH",                "NVIDIA_VISIBLE_DEVICES",
-    "NVIDIA_DRIVER_CAPABILITIES",                       "OCL_ICD_VENDORS",
-    "OCL_ICD_FILENAMES",    "OPENCL_VENDOR_PATH",       "POCL_*",
-    "ONEAPI_DEVICE_SELECTOR", "SYCL_*",                 "ZE_*",
-    "HIP_VISIBLE_DEVICES",  "ROCR_VISIBLE_DEVICES",
+    "LD_LIBRARY_PATH",
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "NVIDIA_VISIBLE_DEVICES",
+    "NVIDIA_DRIVER_CAPABILITIES",
+    "OCL_ICD_VENDORS",
+    "OCL_ICD_FILENAMES",
+    "OPENCL_VENDOR_PATH",
+    "POCL_*",
+    "ONEAPI_DEVICE_SELECTOR",
+    "SYCL_*",
+    "ZE_*",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
 };
 
 bool matches(std::string_view name, std::string_view pattern) {
@@ -78,7 +88,8 @@ ProcessSpec sandboxed(ProcessSpec spec, const SandboxOptions& options) {
     std::string name(entry.substr(0, eq));
     bool wanted = false;
     for (const char* pattern : kDeviceVariables) wanted = wanted || matches(name, pattern);
-    for (const std::string& pattern : options.pass_through) wanted = wanted || matches(name, pattern);
+    for (const std::string& pattern : options.pass_through)
+      wanted = wanted || matches(name, pattern);
     if (wanted) set_var(env, name, std::string(entry.substr(eq + 1)));
   }
   for (const auto& [name, value] : spec.env) set_var(env, name, value);

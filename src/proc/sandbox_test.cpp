@@ -36,7 +36,7 @@ class SandboxTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  static constexpr const char* kVars[] = {"OPENAI_API_KEY", "HF_TOKEN", "KF_RANDOM_VAR",
+  static constexpr const char* kVars[] = {"OPENAI_API_KEY",       "HF_TOKEN",     "KF_RANDOM_VAR",
                                           "CUDA_VISIBLE_DEVICES", "POCL_DEVICES", "KF_EXTRA_A"};
   fs::path dir_;
 };
@@ -105,9 +105,9 @@ TEST_F(SandboxTest, AppliesTheTighterLimit) {
 }
 
 TEST(SecretNames, RecognisesCredentialsOnly) {
-  for (const char* name : {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "GITHUB_TOKEN",
-                           "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "DB_PASSWORD",
-                           "SSH_AUTH_SOCK", "openrouter_api_key", "PRIVATE_KEY"})
+  for (const char* name :
+       {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN", "DB_PASSWORD", "SSH_AUTH_SOCK", "openrouter_api_key", "PRIVATE_KEY"})
     EXPECT_TRUE(is_secret_env_name(name)) << name;
   for (const char* name : {"PATH", "HOME", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH",
                            "POCL_DEVICES", "KEYBOARD_LAYOUT"})

@@ -53,11 +53,16 @@ enum ChildStage : int { kStageSetpgid = 1, kStageFds, kStageChdir, kStageRlimit,
 
 const char* stage_text(int stage) {
   switch (stage) {
-    case kStageSetpgid: return "cannot create its process group";
-    case kStageFds: return "cannot set up its stdin/stdout";
-    case kStageChdir: return "cannot enter its working directory";
-    case kStageRlimit: return "cannot set its resource limits";
-    default: return "exec failed";
+    case kStageSetpgid:
+      return "cannot create its process group";
+    case kStageFds:
+      return "cannot set up its stdin/stdout";
+    case kStageChdir:
+      return "cannot enter its working directory";
+    case kStageRlimit:
+      return "cannot set its resource limits";
+    default:
+      return "exec failed";
   }
 }
 
@@ -94,14 +99,17 @@ Status lift_fd(UniqueFd& fd) {
 
 Status make_pipe(UniqueFd& read_end, UniqueFd& write_end) {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return Status::error(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return Status::error(std::string("pipe: ") + std::strerror(errno));
   read_end.reset(fds[0]);
   write_end.reset(fds[1]);
   KF_RETURN_IF_ERROR(lift_fd(read_end));
   return lift_fd(write_end);
 }
 
-void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+void set_nonblocking(int fd) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
 
 // Soft limit `soft`, hard `hard`, both clipped to the current hard limit (raising it needs root).
 void add_limit(ChildPlan& plan, int resource, rlim_t soft, rlim_t hard) {
@@ -223,13 +231,21 @@ Result<SpawnedChild> spawn_child(const ProcessSpec& spec) {
   if (piped && !spec.stdin_data.empty()) piped = make_pipe(stdin_read, child.stdin_pipe);
   if (piped && spec.stdin_data.empty()) {
     stdin_read.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-    if (!stdin_read.valid()) piped = Status::error(std::string("/dev/null: ") + std::strerror(errno));
+    if (!stdin_read.valid())
+      piped = Status::error(std::string("/dev/null: ") + std::strerror(errno));
     if (piped) piped = lift_fd(stdin_read);
   }
   if (!piped) return failed(piped.message());
 
-  ChildPlan plan{exe->c_str(), argv.data(), envp.data(), work_dir.c_str(),
-                 stdin_read.get(), output_write.get(), error_write.get(), {}, 0};
+  ChildPlan plan{exe->c_str(),
+                 argv.data(),
+                 envp.data(),
+                 work_dir.c_str(),
+                 stdin_read.get(),
+                 output_write.get(),
+                 error_write.get(),
+                 {},
+                 0};
   if (spec.memory_limit_bytes > 0)
     add_limit(plan, RLIMIT_AS, spec.memory_limit_bytes, spec.memory_limit_bytes);
   if (spec.file_size_limit_bytes > 0)

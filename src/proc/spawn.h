@@ -34,8 +34,8 @@ class UniqueFd {
 
 // A started child. The fds are the parent's ends, non-blocking and close-on-exec.
 struct SpawnedChild {
-  pid_t pid = -1;  // also the id of its process group
-  UniqueFd output;  // combined stdout+stderr
+  pid_t pid = -1;       // also the id of its process group
+  UniqueFd output;      // combined stdout+stderr
   UniqueFd stdin_pipe;  // only when the spec has stdin_data
 };
 

@@ -1,0 +1,188 @@
+// The CUDA backend (runtime host API only, so the host compiler builds it): cudaMalloc'd buffers,
+// event timing on the default stream, and an L2 flush before cold samples.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "harness/device.h"
+
+namespace kernelfoundry {
+namespace {
+
+std::string cuda_error_text(cudaError_t err) {
+  return std::string(cudaGetErrorString(err)) + " (" + cudaGetErrorName(err) + ")";
+}
+
+void check_cuda(cudaError_t err, const char* call, const char* file, int line) {
+  if (err == cudaSuccess) return;
+  const char* base = std::strrchr(file, '/');
+  throw DeviceError(std::string(call) + " failed: " + cuda_error_text(err) + " (" +
+                    (base ? base + 1 : file) + ":" + std::to_string(line) + ")");
+}
+#define KF_CUDA_CHECK(call) check_cuda((call), #call, __FILE__, __LINE__)
+
+class CudaDevice : public Device {
+ public:
+  CudaDevice() {
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess || count == 0) {
+      throw Error("no CUDA device: " + (err != cudaSuccess ? cuda_error_text(err)
+                                                             : std::string("none visible")));
+    }
+    KF_CUDA_CHECK(cudaGetDevice(&device_));
+    cudaDeviceProp prop;
+    KF_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
+    name_ = prop.name;
+    arch_ = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
+    int l2 = 0;
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_);
+    l2_bytes_ = static_cast<std::size_t>(std::max(l2, 0));
+    KF_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, not inside the first sample
+    KF_CUDA_CHECK(cudaEventCreate(&start_));
+    KF_CUDA_CHECK(cudaEventCreate(&stop_));
+    KF_CUDA_CHECK(cudaEventCreate(&tail_));
+    calibrate_tail();
+  }
+  ~CudaDevice() override {
+    if (flush_mem_) cudaFree(flush_mem_);
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+    cudaEventDestroy(tail_);
+  }
+
+  Backend backend() const override { return Backend::CUDA; }
+  std::string name() const override { return name_; }
+  std::vector<std::pair<std::string, std::string>> info() const override {
+    int runtime = 0, driver = 0;
+    cudaRuntimeGetVersion(&runtime);
+    cudaDriverGetVersion(&driver);
+    return {{"arch", arch_},
+            {"l2_bytes", std::to_string(l2_bytes_)},
+            {"cuda_runtime", std::to_string(runtime)},
+            {"cuda_driver", std::to_string(driver)}};
+  }
+
+  void* alloc(std::size_t bytes) override {
+    void* p = nullptr;
+    cudaError_t err = cudaMalloc(&p, std::max<std::size_t>(bytes, 1));
+    if (err != cudaSuccess) {
+      throw DeviceError("cudaMalloc(" + std::to_string(bytes) + " bytes) failed: " +
+                        cuda_error_text(err));
+    }
+    return p;
+  }
+  void release(void* mem) noexcept override {
+    if (mem) cudaFree(mem);
+  }
+
+  void upload(void* mem, std::size_t offset, const void* src, std::size_t bytes) override {
+    if (bytes == 0) return;
+    KF_CUDA_CHECK(cudaMemcpy(static_cast<char*>(mem) + offset, src, bytes, cudaMemcpyHostToDevice));
+  }
+  void download(void* mem, std::size_t offset, void* dst, std::size_t bytes) override {
+    if (bytes == 0) return;
+    KF_CUDA_CHECK(cudaMemcpy(dst, static_cast<const char*>(mem) + offset, bytes, cudaMemcpyDeviceToHost));
+  }
+  void fill(void* mem, std::size_t offset, const void* pattern, std::size_t pattern_bytes,
+            std::size_t bytes) override {
+    if (bytes == 0) return;
+    char* dst = static_cast<char*>(mem) + offset;
+    const unsigned char* p = static_cast<const unsigned char*>(pattern);
+    if (std::all_of(p, p + pattern_bytes, [&](unsigned char b) { return b == p[0]; })) {
+      KF_CUDA_CHECK(cudaMemset(dst, p[0], bytes));
+      return;
+    }
+    // The runtime API has no multi-byte memset: upload one block, then double it on the device.
+    std::size_t block = std::min(bytes, std::max<std::size_t>(pattern_bytes, 1 << 16) / pattern_bytes * pattern_bytes);
+    std::vector<unsigned char> host(block);
+    for (std::size_t i = 0; i < block; i += pattern_bytes) std::memcpy(&host[i], p, pattern_bytes);
+    upload(dst, 0, host.data(), block);
+    for (std::size_t done = block; done < bytes; done *= 2) {
+      KF_CUDA_CHECK(cudaMemcpy(dst + done, dst, std::min(done, bytes - done), cudaMemcpyDeviceToDevice));
+    }
+  }
+  void synchronize() override { KF_CUDA_CHECK(cudaDeviceSynchronize()); }
+
+  void flush_caches() override {
+    // >= 2x L2 and >= 256 MiB, like KernelBench; persisting L2 lines are reset too.
+    std::size_t bytes = std::max<std::size_t>(std::size_t(256) << 20, 2 * l2_bytes_);
+    if (flush_mem_ == nullptr) flush_mem_ = alloc(bytes);
+    KF_CUDA_CHECK(cudaMemsetAsync(flush_mem_, ++flush_value_, bytes, nullptr));
+    KF_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+    synchronize();
+  }
+
+  void begin_call() override { KF_CUDA_CHECK(cudaEventRecord(start_, nullptr)); }
+
+  double end_call() override {
+    cudaError_t launch = cudaGetLastError();  // launch errors of run()'s kernels
+    // The stop event on the legacy default stream waits for every blocking stream; the device-wide
+    // synchronise that follows also waits for non-blocking ones, and the tail event shows whether
+    // work was still running after the stop event (then the sample covers it, see below).
+    cudaError_t rec = cudaEventRecord(stop_, nullptr);
+    cudaError_t sync = cudaDeviceSynchronize();
+    cudaError_t tail = cudaEventRecord(tail_, nullptr);
+    if (tail == cudaSuccess) tail = cudaEventSynchronize(tail_);
+    if (launch != cudaSuccess) throw DeviceError("CUDA error from run(): " + cuda_error_text(launch));
+    if (sync != cudaSuccess) {
+      throw DeviceError("CUDA error while run()'s work executed: " + cuda_error_text(sync));
+    }
+    KF_CUDA_CHECK(rec);
+    KF_CUDA_CHECK(tail);
+    float ms = 0, gap = 0, whole = 0;
+    KF_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    KF_CUDA_CHECK(cudaEventElapsedTime(&gap, stop_, tail_));
+    KF_CUDA_CHECK(cudaEventElapsedTime(&whole, start_, tail_));
+    if (gap > tail_baseline_ms_ + std::max(0.05, 0.1 * ms)) {
+      // Work outside the default stream ended after the stop event: count it.
+      side_stream_note_ = "work not ordered with the default stream ran " +
+                          std::to_string(gap - tail_baseline_ms_) +
+                          " ms past the stop event; the sample includes it";
+      return std::max(double(ms), double(whole) - tail_baseline_ms_);
+    }
+    return ms;
+  }
+
+  std::string take_timing_note() override {
+    std::string note;
+    note.swap(side_stream_note_);
+    return note;
+  }
+
+ private:
+  // The stop->tail gap of an empty call: the synchronise round trip, subtracted from samples
+  // that include side-stream work.
+  void calibrate_tail() {
+    std::vector<float> gaps;
+    for (int i = 0; i < 5; ++i) {
+      begin_call();
+      KF_CUDA_CHECK(cudaEventRecord(stop_, nullptr));
+      KF_CUDA_CHECK(cudaDeviceSynchronize());
+      KF_CUDA_CHECK(cudaEventRecord(tail_, nullptr));
+      KF_CUDA_CHECK(cudaEventSynchronize(tail_));
+      float gap = 0;
+      KF_CUDA_CHECK(cudaEventElapsedTime(&gap, stop_, tail_));
+      gaps.push_back(gap);
+    }
+    std::sort(gaps.begin(), gaps.end());
+    tail_baseline_ms_ = gaps[gaps.size() / 2];
+  }
+
+  int device_ = 0;
+  std::string name_, arch_;
+  std::size_t l2_bytes_ = 0;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr, tail_ = nullptr;
+  double tail_baseline_ms_ = 0;
+  std::string side_stream_note_;
+  void* flush_mem_ = nullptr;
+  unsigned char flush_value_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_cuda_device() { return std::make_unique<CudaDevice>(); }
+
+}  // namespace kernelfoundry

@@ -1,0 +1,118 @@
+// Seeded fills: deterministic per (seed, name), independent of threading; poison and checksum.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "harness/fill.h"
+
+namespace kf = kernelfoundry;
+
+namespace {
+
+std::vector<float> fill_f32(long n, const kf::Distribution& d, int seed, const char* name) {
+  std::vector<float> v(std::size_t(n), 0.0f);
+  kf::fill_values(v.data(), kf::f32, n, d, kf::stream_key(seed, name));
+  return v;
+}
+
+}  // namespace
+
+TEST(Fill, DeterministicPerSeedAndName) {
+  auto a = fill_f32(1000, kf::normal(0, 1), 1, "x");
+  auto b = fill_f32(1000, kf::normal(0, 1), 1, "x");
+  auto other_seed = fill_f32(1000, kf::normal(0, 1), 2, "x");
+  auto other_name = fill_f32(1000, kf::normal(0, 1), 1, "w");
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, other_seed);
+  EXPECT_NE(a, other_name);
+}
+
+TEST(Fill, ThreadedFillMatchesSmallFill) {
+  // A large fill runs on several threads; element i must not depend on the split.
+  auto big = fill_f32(3 << 20, kf::uniform(-1, 1), 7, "x");
+  auto small = fill_f32(1000, kf::uniform(-1, 1), 7, "x");
+  EXPECT_TRUE(std::equal(small.begin(), small.end(), big.begin()));
+}
+
+TEST(Fill, UniformStaysInRange) {
+  auto v = fill_f32(100000, kf::uniform(2, 5), 1, "u");
+  double sum = 0;
+  for (float x : v) {
+    ASSERT_GE(x, 2.0f);
+    ASSERT_LE(x, 5.0f);
+    sum += x;
+  }
+  EXPECT_NEAR(sum / double(v.size()), 3.5, 0.02);
+}
+
+TEST(Fill, NormalHasRequestedMoments) {
+  auto v = fill_f32(200000, kf::normal(3, 2), 1, "n");
+  double sum = 0, sq = 0;
+  for (float x : v) sum += x;
+  double mean = sum / double(v.size());
+  for (float x : v) sq += (x - mean) * (x - mean);
+  EXPECT_NEAR(mean, 3.0, 0.02);
+  EXPECT_NEAR(std::sqrt(sq / double(v.size())), 2.0, 0.02);
+}
+
+TEST(Fill, IntsAreInclusiveAndCoverTheRange) {
+  std::vector<std::int32_t> v(10000);
+  kf::fill_values(v.data(), kf::i32, long(v.size()), kf::ints(-3, 3), kf::stream_key(1, "i"));
+  std::vector<int> seen(7, 0);
+  for (std::int32_t x : v) {
+    ASSERT_GE(x, -3);
+    ASSERT_LE(x, 3);
+    ++seen[std::size_t(x + 3)];
+  }
+  for (int c : seen) EXPECT_GT(c, 1000);
+}
+
+TEST(Fill, HalfAndConstant) {
+  std::vector<std::uint16_t> h(4);
+  kf::fill_values(h.data(), kf::f16, 4, kf::constant(1.5), 0);
+  for (auto bits : h) EXPECT_EQ(bits, kf::float_to_half(1.5f));
+  std::vector<std::uint16_t> b(1000);
+  kf::fill_values(b.data(), kf::bf16, 1000, kf::uniform(-1, 1), kf::stream_key(1, "b"));
+  for (auto bits : b) {
+    float f = kf::bf16_to_float(bits);
+    ASSERT_GE(f, -1.0f);
+    ASSERT_LE(f, 1.0f);
+  }
+  EXPECT_THROW(kf::fill_values(b.data(), kf::i32, 1, kf::ints(5, 1), 0), kf::Error);
+}
+
+TEST(Poison, VariantsDifferAndFloatsAreNan) {
+  for (kf::DType t : {kf::f32, kf::f64, kf::f16, kf::bf16, kf::i32, kf::u8, kf::i64}) {
+    auto p0 = kf::poison_pattern(t, 0), p1 = kf::poison_pattern(t, 1);
+    ASSERT_EQ(p0.size(), kf::dtype_size(t));
+    EXPECT_NE(p0, p1) << kf::dtype_name(t);
+  }
+  for (int variant : {0, 1}) {
+    auto p = kf::poison_pattern(kf::f32, variant);
+    float f;
+    std::memcpy(&f, p.data(), 4);
+    EXPECT_TRUE(std::isnan(f));
+    auto h = kf::poison_pattern(kf::f16, variant);
+    std::uint16_t bits;
+    std::memcpy(&bits, h.data(), 2);
+    EXPECT_TRUE(std::isnan(kf::half_to_float(bits)));
+  }
+  std::uint32_t words[4] = {0xFFFFFFFFu, 1, 0xFFFFFFFFu, 0xFFFFFFFFu};
+  EXPECT_EQ(kf::count_pattern(words, kf::i32, 4, kf::poison_pattern(kf::i32, 0).data()), 3);
+}
+
+TEST(Checksum, ChangesWithAnyByteAndChains) {
+  std::vector<unsigned char> data(1000, 7);
+  std::uint64_t base = kf::checksum(data.data(), data.size());
+  for (std::size_t i : {0u, 31u, 32u, 999u}) {
+    data[i] ^= 1;
+    EXPECT_NE(kf::checksum(data.data(), data.size()), base) << i;
+    data[i] ^= 1;
+  }
+  EXPECT_EQ(kf::checksum(data.data(), data.size()), base);
+  EXPECT_NE(kf::checksum(data.data(), 500, kf::checksum(data.data(), 500)),
+            kf::checksum(data.data(), 500));
+}

@@ -1,0 +1,232 @@
+// kf::main: parses the protocol's command line, opens the device, runs the phases and writes the
+// result. Everything is caught here: a candidate's failure is reported, never an abort.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/case_state.h"
+#include "harness/crash.h"
+#include "harness/options.h"
+#include "harness/report.h"
+#include "harness/runner.h"
+
+#ifndef KF_HARNESS_VERSION
+#define KF_HARNESS_VERSION "0.1.0"
+#endif
+
+namespace kernelfoundry {
+
+const char* backend_name(Backend backend) {
+  switch (backend) {
+    case Backend::Host: return "host";
+    case Backend::OpenCL: return "opencl";
+    case Backend::CUDA: return "cuda";
+  }
+  return "?";
+}
+
+const char* harness_version() { return KF_HARNESS_VERSION; }
+
+namespace {
+
+void say(const std::string& line) {
+  std::fputs(line.c_str(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+bool read_text(const std::string& path, std::string* text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream s;
+  s << in.rdbuf();
+  *text = s.str();
+  return true;
+}
+
+// A JSON object from `text`; `what` names the source in messages.
+bool parse_object(const std::string& text, const std::string& what, nlohmann::json* out,
+                  std::string* err) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    *err = what + " is not a JSON object";
+    return false;
+  }
+  *out = std::move(j);
+  return true;
+}
+
+bool load_params(const Options& o, RunContext* ctx, std::string* err) {
+  if (!o.params_file.empty()) {
+    std::string text;
+    if (!read_text(o.params_file, &text)) {
+      *err = "--params: cannot read " + o.params_file;
+      return false;
+    }
+    if (!parse_object(text, "--params file " + o.params_file, &ctx->params, err)) return false;
+  }
+  if (!o.template_params.empty()) {
+    std::string text = o.template_params;
+    std::size_t first = text.find_first_not_of(" \t\r\n");
+    bool inline_json = first != std::string::npos && text[first] == '{';
+    if (!inline_json && !read_text(o.template_params, &text)) {
+      *err = "--template-params: '" + o.template_params + "' is neither a JSON object nor a file";
+      return false;
+    }
+    if (!parse_object(text, "--template-params", &ctx->template_params, err)) return false;
+  }
+  return true;
+}
+
+void print_list(const Suite& suite) {
+  auto shape_json = [](const Shape& s) {
+    nlohmann::ordered_json dims = nlohmann::ordered_json::object();
+    for (const auto& [name, value] : s.dims()) dims[name] = value;
+    return nlohmann::ordered_json{{"id", s.id()}, {"dims", dims}};
+  };
+  nlohmann::ordered_json j;
+  j["format"] = "kernelfoundry-harness-shapes";
+  j["version"] = 1;
+  j["backend"] = backend_name(suite.backend);
+  j["benchmark"] = suite.benchmarks.front().name;
+  for (const Shape& s : suite.correctness) j["correctness"].push_back(shape_json(s));
+  for (const Shape& s : suite.benchmarks.front().shapes) j["benchmark_shapes"].push_back(shape_json(s));
+  for (const Shape& s : checked_shapes(suite)) j["checked_shapes"].push_back(s.id());
+  say(j.dump());
+}
+
+void save(const Options& o, const Report& r) {
+  if (o.out.empty()) return;
+  std::string err;
+  if (!write_report(o.out, r, &err)) say("kernelfoundry harness: " + err);
+}
+
+int run_protocol(const std::vector<std::string>& args, Problem& problem, const Suite& suite,
+                 Report& report, Options& options) {
+  std::string err;
+  if (!parse_options(args, &options, &err)) {
+    // Still honour --out when it parsed, so the evaluator gets a reason.
+    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == "--out") options.out = args[i + 1];
+    }
+    report.fail(Status::Error, "bad arguments: " + err, "usage");
+    say("kernelfoundry harness: " + err);
+    return 2;
+  }
+  if (options.help) {
+    say(usage_text(report.argv.empty() ? "task_bin" : report.argv.front()));
+    return 0;
+  }
+  if (!validate_suite(suite, &err)) {
+    report.fail(Status::Error, "task definition: " + err, "task");
+    say("kernelfoundry harness: task definition: " + err);
+    return 2;
+  }
+  if (options.list) {
+    print_list(suite);
+    return 0;
+  }
+  report.benchmark = suite.benchmarks.front().name;
+  report.impl = options.ref ? "reference" : "candidate";
+  report.backend = backend_name(suite.backend);
+  report.cold = !options.warm;
+
+  RunContext ctx;
+  ctx.kernel_dir = options.kernel_dir;
+  if (!load_params(options, &ctx, &err)) {
+    report.fail(Status::Error, "bad arguments: " + err, "usage");
+    say("kernelfoundry harness: " + err);
+    return 2;
+  }
+  report.params_json = ctx.params.dump();
+  report.template_params_json = ctx.template_params.dump();
+  save(options, report);  // says "stopped before it finished" until overwritten
+
+  std::unique_ptr<Device> device;
+  try {
+    DeviceOptions device_options;
+    device_options.kernel_dir = options.kernel_dir;
+    device = make_device(suite.backend, device_options);
+  } catch (const std::exception& e) {
+    report.fail(Status::Error, std::string("cannot open the ") + backend_name(suite.backend) +
+                                   " device: " + e.what(),
+                "device");
+    say("kernelfoundry harness: " + report.reason);
+    return 2;
+  }
+  ctx.device = device.get();
+  report.device = device->name();
+  report.device_info = device->info();
+  std::string header = std::string("kernelfoundry harness ") + harness_version() + ": " +
+                       report.impl + " on " + report.backend + " device '" + report.device + "'";
+  for (const auto& [key, value] : report.device_info) {
+    if (key == "platform") header += " (platform '" + value + "')";
+  }
+  say(header);
+
+  Runner runner(problem, suite, options, ctx, report);
+  if (options.phase != Phase::Benchmark) {
+    runner.correctness();
+    save(options, report);
+  }
+  if (options.phase != Phase::Correctness && !report.failed()) {
+    runner.benchmark();
+  }
+  if (!report.failed()) {
+    std::size_t checks = 0;
+    for (const CaseRecord& c : report.cases) checks += c.phase == "correctness";
+    report.reason = options.phase == Phase::Benchmark
+                        ? ""
+                        : "all " + std::to_string(checks) + " correctness checks passed";
+    if (options.phase != Phase::Correctness) {
+      report.reason += (report.reason.empty() ? "" : "; ") + std::string("benchmark '") +
+                       report.benchmark + "' timed on " + std::to_string(report.timings.size()) +
+                       " shape(s)";
+    }
+  }
+  return exit_code(report.status);
+}
+
+}  // namespace
+
+int main(int argc, char** argv, Problem& problem, const Suite& suite) {
+  install_crash_handlers();
+  Report report;
+  Options options;
+  for (int i = 0; i < argc; ++i) report.argv.emplace_back(argv[i]);
+  std::vector<std::string> args(report.argv.begin() + (argc > 0 ? 1 : 0), report.argv.end());
+  int code;
+  try {
+    code = run_protocol(args, problem, suite, report, options);
+  } catch (const std::exception& e) {
+    report.fail(Status::Error, std::string("harness error: ") + e.what(), "internal");
+    code = 2;
+  } catch (...) {
+    report.fail(Status::Error, "harness error: unknown exception", "internal");
+    code = 2;
+  }
+  if (options.help || options.list) return code;
+  report.finished = true;
+  save(options, report);
+  for (const Flag& f : report.flags) {
+    say("flag " + f.flag + (f.count > 1 ? " (x" + std::to_string(f.count) + ")" : "") + ": " +
+        f.detail);
+  }
+  say(std::string("result: ") + status_name(report.status) +
+      (report.reason.empty() ? "" : " - " + report.reason));
+  return code == 0 ? exit_code(report.status) : code;
+}
+
+int main(int argc, char** argv, Problem& problem, Backend backend,
+         std::vector<Shape> correctness, Benchmark benchmark) {
+  Suite suite;
+  suite.backend = backend;
+  suite.correctness = std::move(correctness);
+  suite.benchmarks.push_back(std::move(benchmark));
+  return main(argc, argv, problem, suite);
+}
+
+}  // namespace kernelfoundry

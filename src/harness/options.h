@@ -1,0 +1,37 @@
+// The task binary's command line: the protocol the evaluator drives (see usage_text()).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kernelfoundry {
+
+enum class Phase { Correctness, Benchmark, All };
+const char* phase_name(Phase phase);
+
+struct Options {
+  bool ref = false;  // the reference is the implementation under test
+  Phase phase = Phase::All;
+  int seeds = 3;
+  std::string out;              // result JSON path; empty: none
+  std::string params_file;      // JSON object
+  std::string template_params;  // JSON object text, or a file holding one
+  std::string kernel_dir = ".";
+  double noise = 0.005;
+  long min_samples = 10;
+  long max_samples = 2000;
+  double time_budget = 2.0;  // seconds per benchmark shape
+  double warmup_time = 0.05;
+  long warmup_iters = 3;
+  bool warm = false;       // no cache flush before samples
+  double peak_gbps = 0;    // > 0: flag results faster than this bandwidth allows
+  bool list = false;
+  bool help = false;
+};
+
+// Parses argv[1..] (accepts "--key value" and "--key=value"). On failure returns false with a
+// message that names the option (and the nearest valid one for a typo).
+bool parse_options(const std::vector<std::string>& args, Options* out, std::string* err);
+std::string usage_text(const std::string& program);
+
+}  // namespace kernelfoundry

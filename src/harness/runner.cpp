@@ -1,0 +1,581 @@
+// The protocol's phases. Integrity (DESIGN.md §6.2): outputs poisoned before every call, inputs
+// checksummed, guard bytes checked, every benchmark shape and several seeds checked, two calls per
+// case, reference outputs kept apart, outputs re-checked after the timing loop.
+#include "harness/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <set>
+
+#include "harness/checks.h"
+#include "harness/crash.h"
+#include "harness/fill.h"
+
+namespace kernelfoundry {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void say(const std::string& line) {
+  std::fputs(line.c_str(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);  // the log must survive a crash in the next call
+}
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+CaseRecord make_record(const std::string& phase, const CaseState& cs, int call,
+                       const std::string& output, Status status, const std::string& message) {
+  CaseRecord rec;
+  rec.phase = phase;
+  rec.shape = cs.shape.id();
+  rec.seed = cs.seed;
+  rec.call = call;
+  rec.output = output;
+  rec.status = status;
+  rec.message = message;
+  return rec;
+}
+
+const char* impl_name(Impl impl) { return impl == Impl::Reference ? "reference" : "candidate"; }
+
+}  // namespace
+
+struct Runner::CallOutcome {
+  bool ok = true;
+  Status status = Status::Pass;
+  std::string kind;
+  std::string message;
+  std::string log;
+  double device_ms = -1;
+  double host_ms = 0;
+
+  void fail(Status s, std::string k, std::string m) {
+    ok = false;
+    status = s;
+    kind = std::move(k);
+    message = std::move(m);
+  }
+};
+
+// The worst comparison seen for one output across the seeds and calls of a shape.
+struct Runner::OutputStats {
+  std::string name;  // empty for scratch buffers
+  double max_abs = 0, max_rel = 0, min_cosine = 1;
+};
+
+// ---- suite --------------------------------------------------------------------------------
+
+bool validate_suite(const Suite& suite, std::string* err) {
+  if (suite.benchmarks.size() != 1) {
+    *err = "a task declares exactly one benchmark; this one declares " +
+           std::to_string(suite.benchmarks.size());
+    return false;
+  }
+  const Benchmark& bench = suite.benchmarks.front();
+  if (bench.name.empty()) {
+    *err = "the benchmark needs a name";
+    return false;
+  }
+  if (bench.shapes.empty()) {
+    *err = "benchmark '" + bench.name + "' has no shapes";
+    return false;
+  }
+  auto check_list = [&](const std::vector<Shape>& shapes, const std::string& what) {
+    std::set<std::string> ids;
+    for (const Shape& shape : shapes) {
+      if (shape.dims().empty()) {
+        *err = what + " has a shape with no dimensions";
+        return false;
+      }
+      std::set<std::string> names;
+      for (const auto& [name, value] : shape.dims()) {
+        if (name.empty() || name.find_first_of("=,") != std::string::npos) {
+          *err = what + " shape '" + shape.id() + "': dimension names must be non-empty, without '=' or ','";
+          return false;
+        }
+        if (!names.insert(name).second) {
+          *err = what + " shape '" + shape.id() + "' names dimension '" + name + "' twice";
+          return false;
+        }
+      }
+      if (!ids.insert(shape.id()).second) {
+        *err = what + " lists shape '" + shape.id() + "' twice";
+        return false;
+      }
+    }
+    return true;
+  };
+  return check_list(suite.correctness, "the correctness list") &&
+         check_list(bench.shapes, "benchmark '" + bench.name + "'");
+}
+
+std::vector<Shape> checked_shapes(const Suite& suite) {
+  std::vector<Shape> shapes = suite.correctness;
+  std::set<std::string> ids;
+  for (const Shape& s : shapes) ids.insert(s.id());
+  for (const Benchmark& b : suite.benchmarks) {
+    for (const Shape& s : b.shapes) {
+      if (ids.insert(s.id()).second) shapes.push_back(s);
+    }
+  }
+  return shapes;
+}
+
+// ---- one call -----------------------------------------------------------------------------
+
+Runner::Runner(Problem& problem, const Suite& suite, const Options& options, RunContext& context,
+               Report& report)
+    : problem_(problem), suite_(suite), options_(options), ctx_(context), report_(report) {}
+
+bool Runner::run_setup(CaseState& cs) {
+  Case c(&cs);
+  std::string where = "setup() on shape " + cs.shape.id() + " seed " + std::to_string(cs.seed);
+  set_crash_context("running " + where);
+  std::string problem;
+  try {
+    problem_.setup(c);
+  } catch (const std::exception& e) {
+    problem = e.what();
+  } catch (...) {
+    problem = "unknown exception";
+  }
+  cs.in_setup = false;
+  bool has_output = std::any_of(cs.outputs.begin(), cs.outputs.end(), [](const OutputSpec& o) {
+    return o.role != Buffer::Role::Scratch;
+  });
+  if (problem.empty() && !has_output) problem = "declared no output to compare";
+  if (problem.empty()) return true;
+  CaseRecord rec = make_record("setup", cs, 0, "", Status::Error, where + ": " + problem);
+  report_.cases.push_back(rec);
+  report_.fail(Status::Error, where + " failed: " + problem, "setup");
+  say("  FAIL " + where + ": " + problem);
+  return false;
+}
+
+void Runner::prepare_set(CaseState& cs, int set, int variant) {
+  Device& device = *ctx_.device;
+  for (std::size_t k = 0; k < cs.outputs.size(); ++k) {
+    const OutputSpec& spec = cs.outputs[k];
+    Buffer& b = *cs.sets[set][k];
+    BufferAccess::reset_count(b);
+    if (spec.role == Buffer::Role::Output) {
+      std::vector<unsigned char> poison = poison_pattern(spec.dtype, variant);
+      device.fill(b.handle(), 0, poison.data(), poison.size(), BufferAccess::capacity_bytes(b));
+    } else if (spec.role == Buffer::Role::InOut) {
+      device.upload(b.handle(), 0, spec.initial.data(), spec.initial.size());
+    }
+  }
+}
+
+Runner::CallOutcome Runner::invoke(CaseState& cs, Impl impl, int set, int call) {
+  CallOutcome out;
+  Case c(&cs);
+  cs.active = set;
+  cs.impl = impl;
+  set_crash_context(std::string("running the ") + impl_name(impl) + " on shape " + cs.shape.id() +
+                    " seed " + std::to_string(cs.seed) + " (call " + std::to_string(call) + ")");
+  Device& device = *ctx_.device;
+  auto start = Clock::now();
+  try {
+    device.begin_call();
+    problem_.run(c, impl);
+    out.device_ms = device.end_call();
+  } catch (const CompileError& e) {
+    out.fail(Status::Error, "compile", e.what());
+    out.log = e.log();
+  } catch (const DeviceError& e) {
+    out.fail(Status::Error, "device", e.what());
+  } catch (const std::exception& e) {
+    out.fail(Status::Error, "exception", std::string("exception in run(): ") + e.what());
+  } catch (...) {
+    out.fail(Status::Error, "exception", "unknown exception thrown by run()");
+  }
+  if (!out.ok && out.kind != "device") {
+    // The call may have left work enqueued: drain it so the next step sees a quiet device.
+    try {
+      device.end_call();
+    } catch (const std::exception& e) {
+      out.message += "; then the device reported: " + std::string(e.what());
+    }
+  }
+  out.host_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  cs.active = -1;
+  set_crash_context("checking results of shape " + cs.shape.id());
+  return out;
+}
+
+bool Runner::check_integrity(CaseState& cs, int set, CallOutcome* outcome) {
+  std::vector<Buffer*> buffers;
+  for (auto& b : cs.inputs) buffers.push_back(b.get());
+  for (auto& b : cs.sets[set]) buffers.push_back(b.get());
+  for (Buffer* b : buffers) {
+    std::string detail;
+    if (!guard_intact(*b, &detail)) {
+      restore_guard(*b);
+      std::string msg = "out-of-bounds write past the end of " +
+                        std::string(b->role() == Buffer::Role::Input ? "input" : "buffer") + " '" +
+                        b->name() + "': " + detail;
+      report_.add_flag("out_of_bounds_write", cs.shape.id() + ": " + msg);
+      outcome->fail(Status::Error, "out_of_bounds", msg);
+      return false;
+    }
+  }
+  for (std::size_t k = 0; k < cs.inputs.size(); ++k) {
+    if (buffer_checksum(*cs.inputs[k]) != cs.input_sums[k]) {
+      std::string msg = "modified input '" + cs.inputs[k]->name() + "'";
+      report_.add_flag("input_modified", cs.shape.id() + ": " + msg);
+      outcome->fail(Status::Wrong, "", msg);
+      return false;
+    }
+  }
+  return true;
+}
+
+Runner::CallOutcome Runner::call(CaseState& cs, Impl impl, int set, int call, int variant) {
+  prepare_set(cs, set, variant);
+  CallOutcome out = invoke(cs, impl, set, call);
+  if (out.ok) check_integrity(cs, set, &out);
+  return out;
+}
+
+void Runner::record_failure(const CaseState& cs, const std::string& phase, int call,
+                            const std::string& where, const CallOutcome& outcome) {
+  CaseRecord rec = make_record(phase, cs, call, "", outcome.status, outcome.message);
+  report_.cases.push_back(rec);
+  report_.fail(outcome.status, where + ": " + outcome.message, outcome.kind);
+  if (!outcome.log.empty() && report_.error_log.empty()) report_.error_log = outcome.log;
+  say("  FAIL " + where + ": " + outcome.message);
+  if (!outcome.log.empty()) say(outcome.log);
+}
+
+bool Runner::compute_expected(CaseState& cs) {
+  CallOutcome out = call(cs, Impl::Reference, kExpectedSet, 0, 0);
+  if (!out.ok) {
+    out.message = "reference: " + out.message;
+    record_failure(cs, "reference", 0,
+                   "reference failed on shape " + cs.shape.id() + " seed " + std::to_string(cs.seed),
+                   out);
+    return false;
+  }
+  expected_.clear();
+  expected_counts_.clear();
+  for (auto& b : cs.sets[kExpectedSet]) {
+    expected_.push_back(b->role() == Buffer::Role::Scratch ? std::vector<unsigned char>()
+                                                           : to_host(*b));
+    expected_counts_.push_back(b->count());
+  }
+  return true;
+}
+
+// ---- comparisons --------------------------------------------------------------------------
+
+bool Runner::compare_outputs(CaseState& cs, const std::string& phase, int call, int variant,
+                             const std::string& where, std::vector<OutputStats>* stats,
+                             std::vector<std::vector<unsigned char>>* actual_out) {
+  for (std::size_t k = 0; k < cs.outputs.size(); ++k) {
+    const OutputSpec& spec = cs.outputs[k];
+    if (spec.role == Buffer::Role::Scratch) {
+      if (actual_out) actual_out->emplace_back();
+      continue;
+    }
+    Buffer& got = *cs.sets[kTestSet][k];
+    CaseRecord rec = make_record(phase, cs, call, spec.name, Status::Pass, "");
+    if (got.count() != expected_counts_[k]) {
+      rec.status = Status::ShapeMismatch;
+      rec.message = "output '" + spec.name + "' has " + std::to_string(got.count()) +
+                    " elements, the reference produced " + std::to_string(expected_counts_[k]);
+      report_.cases.push_back(rec);
+      report_.fail(Status::ShapeMismatch, where + ": " + rec.message);
+      say("  FAIL " + where + ": " + rec.message);
+      return false;
+    }
+    std::vector<unsigned char> actual = to_host(got);
+    rec.compared = true;
+    rec.tol = spec.tol;
+    rec.cmp = compare(actual.data(), expected_[k].data(), spec.dtype, got.count(), spec.tol);
+    if (stats) {
+      OutputStats& s = (*stats)[k];
+      s.max_abs = std::max(s.max_abs, rec.cmp.max_abs);
+      s.max_rel = std::max(s.max_rel, rec.cmp.max_rel);
+      s.min_cosine = std::min(s.min_cosine, rec.cmp.cosine);
+    }
+    if (!rec.cmp.passed) {
+      rec.status = Status::Wrong;
+      long n = got.count();
+      long untouched = 0;
+      std::string what;
+      if (spec.role == Buffer::Role::Output) {
+        std::vector<unsigned char> poison = poison_pattern(spec.dtype, variant);
+        untouched = count_pattern(actual.data(), spec.dtype, n, poison.data());
+        what = "poison pattern";
+      } else {
+        for (long i = 0; i < n; ++i) {
+          std::size_t size = dtype_size(spec.dtype), off = std::size_t(i) * size;
+          untouched += std::memcmp(&actual[off], &spec.initial[off], size) == 0;
+        }
+        what = "initial values";
+      }
+      if (n > 0 && untouched == n) {
+        rec.message = "output '" + spec.name + "' was never written (still holds the " + what + ")";
+      } else {
+        rec.message = "output '" + spec.name + "': " + rec.cmp.describe(spec.tol);
+        if (untouched > 0 && spec.role == Buffer::Role::Output) {
+          rec.message += "; " + std::to_string(untouched) + " of " + std::to_string(n) +
+                         " elements still hold the poison pattern (never written)";
+        }
+      }
+      report_.cases.push_back(rec);
+      report_.fail(Status::Wrong, where + ": " + rec.message);
+      say("  FAIL " + where + ": " + rec.message);
+      return false;
+    }
+    report_.cases.push_back(rec);
+    if (actual_out) actual_out->push_back(std::move(actual));
+  }
+  return true;
+}
+
+void Runner::note_nondeterminism(const CaseState& cs,
+                                 const std::vector<std::vector<unsigned char>>& first,
+                                 const std::vector<std::vector<unsigned char>>& second) {
+  for (std::size_t k = 0; k < cs.outputs.size() && k < first.size() && k < second.size(); ++k) {
+    const OutputSpec& spec = cs.outputs[k];
+    if (first[k].size() != second[k].size()) continue;
+    std::size_t size = dtype_size(spec.dtype);
+    long differ = 0, n = long(first[k].size() / size);
+    for (long i = 0; i < n; ++i) {
+      differ += std::memcmp(&first[k][std::size_t(i) * size], &second[k][std::size_t(i) * size], size) != 0;
+    }
+    if (differ > 0) {
+      report_.add_flag("nondeterministic",
+                       "shape " + cs.shape.id() + " seed " + std::to_string(cs.seed) + " output '" +
+                           spec.name + "': " + std::to_string(differ) + " of " + std::to_string(n) +
+                           " elements differ bitwise between two passing calls");
+    }
+  }
+}
+
+// ---- correctness --------------------------------------------------------------------------
+
+bool Runner::check_case(const Shape& shape, int seed, std::vector<OutputStats>* stats) {
+  CaseState cs(ctx_, shape, seed);
+  if (!run_setup(cs) || !compute_expected(cs)) return false;
+  stats->resize(cs.outputs.size());
+  for (std::size_t k = 0; k < cs.outputs.size(); ++k) {
+    if (cs.outputs[k].role != Buffer::Role::Scratch) (*stats)[k].name = cs.outputs[k].name;
+  }
+  std::vector<std::vector<unsigned char>> first;
+  for (int call_no = 1; call_no <= 2; ++call_no) {
+    int variant = call_no - 1;  // a different poison per call
+    std::string where = "correctness failed on shape " + shape.id() + " seed " +
+                        std::to_string(seed) + " call " + std::to_string(call_no);
+    CallOutcome out = call(cs, test_impl(), kTestSet, call_no, variant);
+    if (!out.ok) {
+      record_failure(cs, "correctness", call_no, where, out);
+      return false;
+    }
+    std::vector<std::vector<unsigned char>> actual;
+    if (!compare_outputs(cs, "correctness", call_no, variant, where, stats, &actual)) return false;
+    if (call_no == 1) {
+      first = std::move(actual);
+    } else {
+      note_nondeterminism(cs, first, actual);
+    }
+  }
+  return true;
+}
+
+void Runner::correctness() {
+  auto start = Clock::now();
+  std::vector<Shape> shapes = checked_shapes(suite_);
+  say("correctness: " + std::to_string(shapes.size()) + " shapes x " +
+      std::to_string(options_.seeds) + " seeds x 2 calls");
+  std::size_t cases_before = report_.cases.size();
+  for (const Shape& shape : shapes) {
+    std::vector<OutputStats> stats;
+    bool ok = true;
+    for (int seed = 1; seed <= options_.seeds && ok; ++seed) {
+      try {
+        ok = check_case(shape, seed, &stats);
+      } catch (const DeviceError& e) {  // from the harness's own device calls (fill, copy)
+        report_.fail(Status::Error, "correctness on shape " + shape.id() + ": " + e.what(), "device");
+        say("  FAIL correctness on shape " + shape.id() + ": " + e.what());
+        ok = false;
+      }
+    }
+    if (!ok) break;
+    std::string line = "  ok   " + shape.id();
+    for (const OutputStats& s : stats) {
+      if (s.name.empty()) continue;
+      line += "  " + s.name + ": max_abs " + fmt("%.3g", s.max_abs) + " max_rel " +
+              fmt("%.3g", s.max_rel) + " cosine " + fmt("%.6f", s.min_cosine);
+    }
+    say(line);
+  }
+  double seconds = seconds_since(start);
+  report_.phase_seconds.emplace_back("correctness", seconds);
+  if (!report_.failed()) {
+    say("correctness: passed " + std::to_string(report_.cases.size() - cases_before) +
+        " checks in " + fmt("%.2f s", seconds));
+  }
+}
+
+// ---- benchmark ----------------------------------------------------------------------------
+
+bool Runner::benchmark_shape(const Shape& shape) {
+  CaseState cs(ctx_, shape, 1);
+  if (!run_setup(cs) || !compute_expected(cs)) return false;
+  Device& device = *ctx_.device;
+  ShapeTiming t;
+  t.shape = shape.id();
+  for (auto& b : cs.inputs) t.bytes += double(b->bytes());
+  for (std::size_t k = 0; k < cs.outputs.size(); ++k) {
+    if (cs.outputs[k].role != Buffer::Role::Scratch) {
+      t.bytes += double(expected_counts_[k]) * double(dtype_size(cs.outputs[k].dtype));
+    }
+  }
+
+  int calls = 0;
+  bool cold = !options_.warm;
+  // One call of the implementation under test: poison, flush (cold samples), run, time.
+  auto one_call = [&](bool flush, double* device_ms, double* host_ms) {
+    prepare_set(cs, kTestSet, calls % 2);
+    if (flush) {
+      device.flush_caches();
+    } else {
+      device.synchronize();
+    }
+    CallOutcome out = invoke(cs, test_impl(), kTestSet, ++calls);
+    if (!out.ok) {
+      record_failure(cs, "benchmark", calls,
+                     "benchmark failed on shape " + shape.id() + " (call " + std::to_string(calls) + ")",
+                     out);
+      return false;
+    }
+    std::string note = device.take_timing_note();
+    if (!note.empty()) report_.add_flag("work_outside_default_stream", shape.id() + ": " + note);
+    *device_ms = out.device_ms;
+    *host_ms = out.host_ms;
+    return true;
+  };
+
+  // Warm-up (its first calls double as the estimate): at least warmup_iters calls and
+  // warmup_time seconds, but never more than half the budget when one call is slow.
+  double dev = 0, host = 0;
+  auto warm_start = Clock::now();
+  double warm_cap = std::max(options_.warmup_time, 0.5 * options_.time_budget);
+  do {
+    if (!one_call(false, &dev, &host)) return false;
+  } while ((calls < std::max(1L, options_.warmup_iters) || seconds_since(warm_start) < options_.warmup_time) &&
+           seconds_since(warm_start) < warm_cap);
+  t.warmup_calls = calls;
+
+  StopRule rule;
+  rule.noise = options_.noise;
+  rule.min_samples = options_.min_samples;
+  rule.max_samples = options_.max_samples;
+  rule.budget_s = options_.time_budget;
+  RunningStats running;
+  long exceed = 0;
+  double worst_dev = 0, worst_host = 0;
+  auto loop_start = Clock::now();
+  while (true) {
+    if (!one_call(cold, &dev, &host)) return false;
+    bool device_timed = dev >= 0;
+    double ms = device_timed ? dev : host;
+    if (!device_timed) t.device_timed = false;
+    if (device_timed && dev > host * 1.05 + 0.01) {
+      ++exceed;
+      if (dev - host > worst_dev - worst_host) {
+        worst_dev = dev;
+        worst_host = host;
+      }
+    }
+    t.device_ms.push_back(ms);
+    t.host_ms.push_back(host);
+    running.add(ms);
+    report_.sampled_ms_total += ms;
+    t.stop = should_stop(running, seconds_since(loop_start), rule);
+    if (t.stop != StopReason::None) break;
+  }
+  if (exceed > 0) {
+    report_.add_flag("device_time_exceeds_host_time",
+                     shape.id() + ": in " + std::to_string(exceed) + " of " +
+                         std::to_string(t.device_ms.size()) + " samples; worst device " +
+                         fmt("%.4f", worst_dev) + " ms vs host " + fmt("%.4f ms", worst_host));
+  }
+
+  // The last timed call must still be right, with inputs and guards intact.
+  std::string where = "wrong after timing loop on shape " + shape.id() + " (call " +
+                      std::to_string(calls) + ")";
+  CallOutcome integrity;
+  if (!check_integrity(cs, kTestSet, &integrity)) {
+    record_failure(cs, "benchmark", calls, where, integrity);
+    return false;
+  }
+  if (!compare_outputs(cs, "benchmark", calls, (calls - 1) % 2, where, nullptr, nullptr)) {
+    report_.add_flag("wrong_after_timing", report_.reason);
+    return false;
+  }
+
+  t.stats = compute_stats(t.device_ms);
+  t.host_median_ms = compute_stats(t.host_ms).median;
+  t.converged = running.rel_sem() < options_.noise;
+  if (options_.peak_gbps > 0 && t.bytes > 0) {
+    double floor_ms = t.bytes / (options_.peak_gbps * 1e9) * 1e3;
+    if (t.stats.median < floor_ms) {
+      report_.add_flag("faster_than_roofline",
+                       shape.id() + ": median " + fmt("%.4g ms", t.stats.median) + " < " +
+                           fmt("%.4g ms", floor_ms) + " needed to move " +
+                           fmt("%.4g MB", t.bytes / 1e6) + " at " +
+                           fmt("%g GB/s", options_.peak_gbps));
+    }
+  }
+  char row[256];
+  double gbps = t.stats.median > 0 ? t.bytes / (t.stats.median * 1e-3) / 1e9 : 0;
+  std::snprintf(row, sizeof row, "  %-28s %10.4f %10.4f %10.4f %9.4f %6ld %6.2f%% %10.4f %8.2f  %s%s",
+                t.shape.c_str(), t.stats.median, t.stats.mean, t.stats.min, t.stats.stddev,
+                t.stats.n, t.stats.rel_sem * 100, t.host_median_ms, gbps, stop_reason_name(t.stop),
+                t.device_timed ? "" : " (host time)");
+  say(row);
+  report_.timings.push_back(std::move(t));
+  return true;
+}
+
+void Runner::benchmark() {
+  auto start = Clock::now();
+  const Benchmark& bench = suite_.benchmarks.front();
+  say("benchmark '" + bench.name + "' (" + std::string(options_.warm ? "warm" : "cold") +
+      ", noise target " + fmt("%.2f%%", options_.noise * 100) + ", budget " +
+      fmt("%.1f s", options_.time_budget) + " per shape, " + impl_name(test_impl()) + "):");
+  char header[256];
+  std::snprintf(header, sizeof header, "  %-28s %10s %10s %10s %9s %6s %7s %10s %8s  %s", "shape",
+                "median_ms", "mean_ms", "min_ms", "std_ms", "n", "noise", "host_ms", "GB/s",
+                "stop");
+  say(header);
+  for (const Shape& shape : bench.shapes) {
+    bool ok;
+    try {
+      ok = benchmark_shape(shape);
+    } catch (const DeviceError& e) {  // from the harness's own device calls (fill, flush, copy)
+      report_.fail(Status::Error, "benchmark on shape " + shape.id() + ": " + e.what(), "device");
+      say("  FAIL benchmark on shape " + shape.id() + ": " + e.what());
+      ok = false;
+    }
+    if (!ok) break;
+  }
+  report_.phase_seconds.emplace_back("benchmark", seconds_since(start));
+}
+
+}  // namespace kernelfoundry

@@ -1,0 +1,345 @@
+// The protocol end to end on the host backend: tiny problems run in-process through kf::main,
+// each candidate misbehaving in one way the harness must catch.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "harness/test_util.h"
+#include "kernelfoundry/harness.h"
+
+namespace kf = kernelfoundry;
+using kf::testing::quick_benchmark_args;
+using kf::testing::run_main;
+
+namespace {
+
+enum class Mode {
+  Correct,
+  NoWrite,
+  ModifyInput,
+  FirstCallOnly,
+  WritePastEnd,
+  Throws,
+  SlightlyWrong,
+  Nondeterministic,
+  WrongCount,
+  WrongOnceTimed,  // correct for the correctness phase, wrong from the 4th call on
+};
+
+// y = x + 1 over n floats.
+struct AddOne : kf::Problem {
+  Mode mode = Mode::Correct;
+  int candidate_calls = 0;
+
+  void setup(kf::Case& c) override {
+    long n = c.dim("n");
+    c.input("x", kf::f32, n, kf::uniform(-1, 1));
+    c.output("y", kf::f32, n, kf::tolerance(1e-6, 1e-6));
+  }
+  void run(kf::Case& c, kf::Impl impl) override {
+    long n = c.dim("n");
+    float* x = c.buffer("x").host<float>();
+    float* y = c.buffer("y").host<float>();
+    if (impl == kf::Impl::Reference) {
+      for (long i = 0; i < n; ++i) y[i] = x[i] + 1;
+      return;
+    }
+    int call = ++candidate_calls;
+    switch (mode) {
+      case Mode::NoWrite: return;
+      case Mode::ModifyInput: x[0] = 42; break;
+      case Mode::FirstCallOnly:
+        if (call % 2 == 0) return;
+        break;
+      case Mode::WritePastEnd: y[n + 2] = 0; break;  // inside the guard region
+      case Mode::Throws: throw std::runtime_error("boom in candidate");
+      case Mode::WrongCount: c.buffer("y").set_count(n - 1); break;
+      case Mode::WrongOnceTimed:
+        if (call > 4) return;
+        break;
+      default: break;
+    }
+    for (long i = 0; i < n; ++i) y[i] = x[i] + 1;
+    if (mode == Mode::SlightlyWrong) y[n / 2] += 0.5f;
+    if (mode == Mode::Nondeterministic && call % 2 == 0) y[0] += 1e-7f;
+  }
+};
+
+kf::Suite suite() {
+  kf::Suite s;
+  s.backend = kf::Backend::Host;
+  s.correctness = {{{"n", 7}}, {{"n", 1000}}};
+  s.benchmarks = {kf::benchmark("add_one", {{{"n", 4096}}, {{"n", 5000}}})};
+  return s;
+}
+
+kf::testing::RunResult correctness(Mode mode, std::vector<std::string> extra = {}) {
+  AddOne p;
+  p.mode = mode;
+  std::vector<std::string> args = {"--phase", "correctness", "--seeds", "2"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_main(p, suite(), args);
+}
+
+bool has_flag(const nlohmann::json& j, const std::string& flag) {
+  for (const auto& f : j["flags"]) {
+    if (f["flag"] == flag) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST(HostRunner, CorrectCandidatePassesEveryShapeSeedAndCall) {
+  auto r = correctness(Mode::Correct);
+  ASSERT_EQ(r.exit_code, 0) << r.stdout_text;
+  EXPECT_EQ(r.json["format"], "kernelfoundry-harness-result");
+  EXPECT_EQ(r.json["status"], "pass");
+  EXPECT_EQ(r.json["impl"], "candidate");
+  EXPECT_EQ(r.json["backend"], "host");
+  EXPECT_TRUE(r.json["finished"].get<bool>());
+  // 4 shapes (2 correctness + 2 benchmark) x 2 seeds x 2 calls x 1 output.
+  ASSERT_EQ(r.json["cases"].size(), 16u);
+  const auto& first = r.json["cases"][0];
+  EXPECT_EQ(first["shape"], "n=7");
+  EXPECT_EQ(first["seed"], 1);
+  EXPECT_EQ(first["call"], 1);
+  EXPECT_EQ(first["output"], "y");
+  EXPECT_EQ(first["total"], 7);
+  EXPECT_EQ(first["mismatches"], 0);
+  EXPECT_DOUBLE_EQ(first["cosine"].get<double>(), 1.0);
+  EXPECT_EQ(r.json["cases"][15]["shape"], "n=5000");
+  EXPECT_TRUE(r.json["phase_seconds"].contains("correctness"));
+  EXPECT_FALSE(has_flag(r.json, "nondeterministic"));
+}
+
+TEST(HostRunner, UntouchedOutputGetsThePoisonMessage) {
+  auto r = correctness(Mode::NoWrite);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.json["status"], "wrong");
+  std::string reason = r.json["reason"];
+  EXPECT_NE(reason.find("output 'y' was never written (still holds the poison pattern)"),
+            std::string::npos)
+      << reason;
+  // Stops at the first failing case.
+  EXPECT_EQ(r.json["cases"].size(), 1u);
+}
+
+TEST(HostRunner, ModifiedInputFails) {
+  auto r = correctness(Mode::ModifyInput);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.json["status"], "wrong");
+  EXPECT_NE(r.json["reason"].get<std::string>().find("modified input 'x'"), std::string::npos);
+  EXPECT_TRUE(has_flag(r.json, "input_modified"));
+}
+
+TEST(HostRunner, CorrectOnlyOnFirstCallFailsOnCallTwo) {
+  auto r = correctness(Mode::FirstCallOnly);
+  EXPECT_EQ(r.exit_code, 1);
+  const auto& last = r.json["cases"].back();
+  EXPECT_EQ(last["call"], 2);
+  EXPECT_EQ(last["status"], "wrong");
+  EXPECT_NE(last["message"].get<std::string>().find("never written"), std::string::npos);
+}
+
+TEST(HostRunner, WriteInsideGuardIsCaught) {
+  auto r = correctness(Mode::WritePastEnd);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.json["status"], "error");
+  EXPECT_EQ(r.json["error_kind"], "out_of_bounds");
+  std::string reason = r.json["reason"];
+  EXPECT_NE(reason.find("out-of-bounds write past the end of buffer 'y'"), std::string::npos)
+      << reason;
+  EXPECT_NE(reason.find("element index 9"), std::string::npos) << reason;  // n=7, y[n + 2]
+  EXPECT_TRUE(has_flag(r.json, "out_of_bounds_write"));
+}
+
+TEST(HostRunner, ExceptionInRunIsAnError) {
+  auto r = correctness(Mode::Throws);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.json["error_kind"], "exception");
+  EXPECT_NE(r.json["reason"].get<std::string>().find("boom in candidate"), std::string::npos);
+}
+
+TEST(HostRunner, WrongValueReportsIndexAndValues) {
+  auto r = correctness(Mode::SlightlyWrong);
+  EXPECT_EQ(r.exit_code, 1);
+  const auto& last = r.json["cases"].back();
+  EXPECT_EQ(last["mismatches"], 1);
+  EXPECT_EQ(last["first_bad"], 3);  // n = 7: index 3
+  EXPECT_NEAR(last["actual"].get<double>() - last["expected"].get<double>(), 0.5, 1e-6);
+  EXPECT_NE(r.stdout_text.find("FAIL correctness failed on shape n=7 seed 1 call 1"),
+            std::string::npos)
+      << r.stdout_text;
+}
+
+TEST(HostRunner, BitwiseDifferenceBetweenPassingCallsIsFlaggedOnly) {
+  auto r = correctness(Mode::Nondeterministic);
+  EXPECT_EQ(r.exit_code, 0) << r.stdout_text;
+  EXPECT_TRUE(has_flag(r.json, "nondeterministic"));
+}
+
+TEST(HostRunner, CountDifferentFromReferenceIsShapeMismatch) {
+  auto r = correctness(Mode::WrongCount);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.json["status"], "shape_mismatch");
+}
+
+TEST(HostRunner, RefModeChecksTheReferenceAgainstItself) {
+  AddOne p;
+  p.mode = Mode::Throws;  // the candidate is never called
+  auto r = run_main(p, suite(), {"--ref", "--phase", "correctness", "--seeds", "1"});
+  EXPECT_EQ(r.exit_code, 0) << r.stdout_text;
+  EXPECT_EQ(r.json["impl"], "reference");
+  EXPECT_EQ(p.candidate_calls, 0);
+}
+
+TEST(HostRunner, BenchmarkTimesEveryShape) {
+  AddOne p;
+  std::vector<std::string> args = quick_benchmark_args();
+  args.insert(args.end(), {"--seeds", "1"});
+  auto r = run_main(p, suite(), args);
+  ASSERT_EQ(r.exit_code, 0) << r.stdout_text;
+  for (const char* shape : {"n=4096", "n=5000"}) {
+    ASSERT_TRUE(r.json["timings"].contains(shape)) << shape;
+    const auto& stats = r.json["stats"][shape];
+    EXPECT_GE(stats["n"].get<long>(), 3);
+    EXPECT_LE(stats["n"].get<long>(), 20);
+    EXPECT_EQ(r.json["timings"][shape].size(), stats["n"].get<std::size_t>());
+    EXPECT_GT(stats["median_ms"].get<double>(), 0);
+    EXPECT_DOUBLE_EQ(stats["bytes"].get<double>(), std::string(shape) == "n=4096" ? 32768 : 40000);
+  }
+  double total = 0;
+  for (const auto& [shape, samples] : r.json["timings"].items()) {
+    for (const auto& ms : samples) total += ms.get<double>();
+  }
+  EXPECT_NEAR(r.json["sampled_ms_total"].get<double>(), total, 1e-9);
+  EXPECT_NE(r.stdout_text.find("median_ms"), std::string::npos);
+}
+
+TEST(HostRunner, WrongAfterTimingLoopIsCaught) {
+  AddOne p;
+  p.mode = Mode::WrongOnceTimed;
+  std::vector<std::string> args = quick_benchmark_args();
+  args.insert(args.end(), {"--phase", "benchmark"});
+  auto r = run_main(p, suite(), args);
+  EXPECT_EQ(r.exit_code, 1) << r.stdout_text;
+  EXPECT_TRUE(has_flag(r.json, "wrong_after_timing"));
+  EXPECT_NE(r.json["reason"].get<std::string>().find("wrong after timing loop"), std::string::npos);
+}
+
+TEST(HostRunner, RooflineFlag) {
+  AddOne p;
+  std::vector<std::string> args = quick_benchmark_args();
+  args.insert(args.end(), {"--phase", "benchmark", "--peak-gbps", "0.000001"});
+  auto r = run_main(p, suite(), args);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(has_flag(r.json, "faster_than_roofline"));
+}
+
+TEST(HostRunner, SuiteNeedsExactlyOneBenchmark) {
+  AddOne p;
+  kf::Suite s = suite();
+  s.benchmarks.push_back(kf::benchmark("second", {{{"n", 1}}}));
+  auto r = run_main(p, s, {});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.json["reason"].get<std::string>().find("exactly one benchmark"), std::string::npos);
+  s.benchmarks.clear();
+  EXPECT_EQ(run_main(p, s, {}).exit_code, 2);
+}
+
+TEST(HostRunner, BadArgumentsStillWriteAResult) {
+  AddOne p;
+  auto r = run_main(p, suite(), {"--sedes", "3"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.json["error_kind"], "usage");
+}
+
+TEST(HostRunner, ListPrintsShapes) {
+  AddOne p;
+  auto r = run_main(p, suite(), {"--list"});
+  EXPECT_EQ(r.exit_code, 0);
+  auto j = nlohmann::json::parse(r.stdout_text);
+  EXPECT_EQ(j["benchmark"], "add_one");
+  EXPECT_EQ(j["benchmark_shapes"][1]["id"], "n=5000");
+  EXPECT_EQ(j["checked_shapes"].size(), 4u);
+}
+
+// Parameters from --params and --template-params (the latter wins).
+struct Params : kf::Problem {
+  long block = 0;
+  double alpha = 0;
+  std::string name;
+  std::string defines;
+  void setup(kf::Case& c) override {
+    block = c.param("BLOCK", 1);
+    alpha = c.param("ALPHA", 0.0);
+    name = c.param("NAME", "none");
+    defines = c.param_defines();
+    c.output("y", kf::i32, 1);
+  }
+  void run(kf::Case& c, kf::Impl) override { *c.buffer("y").host<int>() = 3; }
+};
+
+TEST(HostRunner, RuntimeAndTemplateParameters) {
+  std::string dir = kf::testing::make_temp_dir();
+  kf::testing::write_text(dir + "/p.json", R"({"BLOCK": 64, "ALPHA": 0.5, "NAME": "x"})");
+  Params p;
+  kf::Suite s;
+  s.benchmarks = {kf::benchmark("b", {{{"n", 1}}})};
+  auto r = run_main(p, s,
+                    {"--phase", "correctness", "--params", dir + "/p.json", "--template-params",
+                     R"({"BLOCK": 128})"});
+  ASSERT_EQ(r.exit_code, 0) << r.stdout_text;
+  EXPECT_EQ(p.block, 128);
+  EXPECT_DOUBLE_EQ(p.alpha, 0.5);
+  EXPECT_EQ(p.name, "x");
+  EXPECT_EQ(p.defines, "-DBLOCK=128");
+  EXPECT_EQ(r.json["template_params"]["BLOCK"], 128);
+}
+
+// In-out buffers are reset to their seeded values before every call.
+struct Scale : kf::Problem {
+  bool skip = false;
+  void setup(kf::Case& c) override {
+    c.inout("v", kf::f32, c.dim("n"), kf::uniform(1, 2), kf::tolerance(1e-6));
+  }
+  void run(kf::Case& c, kf::Impl impl) override {
+    if (impl == kf::Impl::Candidate && skip) return;
+    float* v = c.buffer("v").host<float>();
+    for (long i = 0; i < c.dim("n"); ++i) v[i] *= 2;
+  }
+};
+
+TEST(HostRunner, InOutBuffers) {
+  Scale p;
+  kf::Suite s;
+  s.benchmarks = {kf::benchmark("scale", {{{"n", 100}}})};
+  auto r = run_main(p, s, {"--phase", "correctness"});
+  EXPECT_EQ(r.exit_code, 0) << r.stdout_text;  // would double twice without the reset
+  p.skip = true;
+  r = run_main(p, s, {"--phase", "correctness"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.json["reason"].get<std::string>().find("still holds the initial values"),
+            std::string::npos);
+}
+
+// Declaration mistakes in the task are reported as task errors with a clear message.
+struct Misdeclared : kf::Problem {
+  void setup(kf::Case& c) override {
+    c.input("x", kf::f32, 4, kf::normal(0, 1));
+    c.output("y", kf::f32, 4);
+  }
+  void run(kf::Case& c, kf::Impl) override { c.buffer("z"); }
+};
+
+TEST(HostRunner, UnknownBufferNamesTheDeclaredOnes) {
+  Misdeclared p;
+  kf::Suite s;
+  s.benchmarks = {kf::benchmark("b", {{{"n", 1}}})};
+  auto r = run_main(p, s, {"--phase", "correctness"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.json["reason"].get<std::string>().find("no buffer named 'z' (declared: x, y)"),
+            std::string::npos)
+      << r.json["reason"];
+}

@@ -1,0 +1,91 @@
+// The SQL of every schema version (DESIGN.md §11). Append a migration; never edit a shipped one.
+#include "store/schema.h"
+
+namespace kf {
+
+namespace {
+
+// Version 1: meta, jobs, tasks, kernels.
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE jobs (
+  job_name          TEXT PRIMARY KEY,
+  task_name         TEXT NOT NULL DEFAULT '',
+  task_hash         TEXT NOT NULL DEFAULT '',
+  language          TEXT NOT NULL DEFAULT '',
+  gpu_arch          TEXT NOT NULL DEFAULT '',
+  status            TEXT NOT NULL DEFAULT 'running',
+  config_json       TEXT NOT NULL DEFAULT '',
+  progress_json     TEXT NOT NULL DEFAULT '',
+  prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+  completion_tokens INTEGER NOT NULL DEFAULT 0,
+  cost              REAL NOT NULL DEFAULT 0,
+  created_at        TEXT NOT NULL,
+  updated_at        TEXT NOT NULL
+);
+
+CREATE TABLE tasks (
+  task_hash   TEXT PRIMARY KEY,
+  task_name   TEXT NOT NULL DEFAULT '',
+  language    TEXT NOT NULL DEFAULT '',
+  files_json  TEXT NOT NULL DEFAULT '',
+  blocks_json TEXT NOT NULL DEFAULT '',
+  created_at  TEXT NOT NULL
+);
+
+CREATE TABLE kernels (
+  uuid                  TEXT PRIMARY KEY,
+  parent_uuid           TEXT NOT NULL DEFAULT '',
+  -- NULL when the kernel belongs to no job; deleting a job deletes its kernels.
+  job_name              TEXT REFERENCES jobs(job_name) ON DELETE CASCADE,
+  task_hash             TEXT NOT NULL DEFAULT '',
+  task_name             TEXT NOT NULL DEFAULT '',
+  trial                 INTEGER NOT NULL DEFAULT 0,
+  branch                INTEGER NOT NULL DEFAULT 0,
+  language              TEXT NOT NULL DEFAULT '',
+  gpu_arch              TEXT NOT NULL DEFAULT '',
+  model                 TEXT NOT NULL DEFAULT '',
+  prompt                TEXT NOT NULL DEFAULT '',
+  answer                TEXT NOT NULL DEFAULT '',
+  code                  TEXT NOT NULL DEFAULT '',
+  verdict               INTEGER NOT NULL DEFAULT 0,
+  reason                TEXT NOT NULL DEFAULT '',
+  runtimes_json         TEXT NOT NULL DEFAULT '',
+  speedup               REAL,
+  fitness               REAL NOT NULL DEFAULT 0,
+  eval_log              TEXT NOT NULL DEFAULT '',
+  profile_json          TEXT NOT NULL DEFAULT '',
+  template_results_json TEXT NOT NULL DEFAULT '',
+  archive_cell          TEXT NOT NULL DEFAULT '',
+  flags_json            TEXT NOT NULL DEFAULT '[]',
+  -- Derived from flags_json on write, so that best-kernel queries need no JSON parsing.
+  suspect               INTEGER NOT NULL DEFAULT 0,
+  prompt_tokens         INTEGER NOT NULL DEFAULT 0,
+  completion_tokens     INTEGER NOT NULL DEFAULT 0,
+  cost                  REAL NOT NULL DEFAULT 0,
+  created_at            TEXT NOT NULL
+);
+
+CREATE INDEX kernels_by_task ON kernels(task_name, gpu_arch, language, verdict);
+CREATE INDEX kernels_by_job ON kernels(job_name);
+CREATE INDEX kernels_by_parent ON kernels(parent_uuid);
+)sql";
+
+}  // namespace
+
+const std::vector<Migration>& schema_migrations() {
+  static const std::vector<Migration> kMigrations = {
+      {1, kSchemaV1},
+  };
+  return kMigrations;
+}
+
+int latest_schema_version() {
+  return schema_migrations().back().version;
+}
+
+}  // namespace kf

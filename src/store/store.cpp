@@ -1,0 +1,100 @@
+// Store: opening the database (directories, WAL, migrations) and transactions.
+#include "store/store.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <thread>
+
+#include "store/schema.h"
+#include "store/statement.h"
+#include "util/fs.h"
+
+namespace kf {
+
+namespace {
+
+// Switching a fresh file to WAL needs an exclusive lock, and SQLite reports a concurrent opener
+// as SQLITE_BUSY at once instead of calling the busy handler: retry within the busy timeout.
+Status enable_wal(sqlite3* db, const std::string& where, int busy_timeout_ms) {
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms);
+  while (true) {
+    Result<Statement> wal = Statement::prepare(db, where, "PRAGMA journal_mode = WAL");
+    Result<bool> row = wal ? wal->step("cannot switch to WAL mode") : Result<bool>(wal.status());
+    if (row) return Status::ok();
+    if ((sqlite3_errcode(db) & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() > give_up)
+      return row.status();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& path, int busy_timeout_ms) {
+  using R = Result<std::unique_ptr<Store>>;
+  if (path.empty()) return R::error("kernels_db_path is empty; set it to a file path");
+  if (path.has_parent_path()) KF_RETURN_IF_ERROR(make_dirs(path.parent_path()));
+  const std::string where = path.string();
+
+  sqlite3* db = nullptr;
+  int rc =
+      sqlite3_open_v2(where.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db);
+    return R::error("cannot open kernel database " + where + ": " + message);
+  }
+  std::unique_ptr<Store> store(new Store(db, path));
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, busy_timeout_ms);
+
+  // WAL lets readers (a report, a second job) work while a job writes. Where the file system
+  // cannot do WAL (some network mounts) SQLite keeps its rollback journal, which still works.
+  KF_RETURN_IF_ERROR(enable_wal(db, where, busy_timeout_ms));
+  KF_RETURN_IF_ERROR(store->exec("PRAGMA foreign_keys = ON", "cannot enable foreign keys"));
+  // NORMAL is crash-safe in WAL mode; only the last commits may be lost on power failure.
+  KF_RETURN_IF_ERROR(store->exec("PRAGMA synchronous = NORMAL", "cannot set synchronous mode"));
+
+  Result<int> version = migrate_schema(db, where);
+  if (!version) return version.status();
+  store->schema_version_ = *version;
+  return store;
+}
+
+Store::~Store() {
+  sqlite3_close_v2(db_);
+}
+
+Status Store::exec(const std::string& sql, const std::string& what) {
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK)
+    return sqlite_error(db_, path_.string(), what);
+  return Status::ok();
+}
+
+Status Store::transaction(const std::function<Status()>& body) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  const bool outer = transaction_depth_ == 0;
+  const std::string savepoint = "kf_savepoint_" + std::to_string(transaction_depth_);
+  KF_RETURN_IF_ERROR(
+      exec(outer ? "BEGIN IMMEDIATE" : "SAVEPOINT " + savepoint, "cannot start a transaction"));
+  auto roll_back = [&] {
+    // Errors are ignored: SQLite may already have rolled back (e.g. after SQLITE_FULL).
+    exec(outer ? "ROLLBACK" : "ROLLBACK TO " + savepoint + "; RELEASE " + savepoint, "");
+  };
+  ++transaction_depth_;
+  Status status;
+  try {
+    status = body();
+  } catch (...) {
+    --transaction_depth_;
+    roll_back();
+    throw;
+  }
+  --transaction_depth_;
+  if (status) status = exec(outer ? "COMMIT" : "RELEASE " + savepoint, "cannot commit");
+  if (!status) roll_back();
+  return status;
+}
+
+}  // namespace kf

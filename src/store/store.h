@@ -1,0 +1,121 @@
+// The kernel database (SQLite at paths.kernels_db_path): jobs, tasks and every evaluated kernel,
+// versioned with forward migrations. One Store is one connection; several Stores (threads or
+// processes) may share a file.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+struct sqlite3;
+
+namespace kf {
+
+// One optimisation job. put_job() stamps updated_at; created_at is kept from the first put
+// (filled with the current time when empty).
+struct JobRecord {
+  std::string job_name{}, task_name{}, task_hash{}, language{}, gpu_arch{};
+  std::string status = "running";  // running | done | failed | interrupted
+  std::string config_json{}, progress_json{}, created_at{}, updated_at{};
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+  double cost = 0;
+};
+
+struct TaskRecord {
+  std::string task_hash{}, task_name{}, language{}, files_json{}, blocks_json{}, created_at{};
+};
+
+struct KernelRecord {
+  std::string uuid{}, parent_uuid{};
+  std::string job_name{};  // "" = not part of a job; otherwise the job must be stored first
+  std::string task_hash{}, task_name{};
+  int trial = 0, branch = 0;
+  std::string language{}, gpu_arch{}, model{}, prompt{}, answer{}, code{};
+  int verdict = 0;  // 0 no code .. 5 correct (DESIGN.md §6.1)
+  std::string reason{};
+  std::string runtimes_json{};      // {arch: {benchmark_id: {median_ms,...,samples:[...]}}}
+  std::optional<double> speedup{};  // none when not correct or not measured
+  double fitness = 0;
+  std::string eval_log{}, profile_json{}, template_results_json{}, archive_cell{};
+  // JSON array of integrity flags; an object with "suspect": true keeps the kernel out of
+  // best_kernel(). "" is stored as "[]".
+  std::string flags_json{};
+  std::string created_at{};  // filled with the current time when empty
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+  double cost = 0;
+};
+
+enum class KernelOrder {
+  kNewestFirst,  // by created_at
+  kOldestFirst,
+  kTrialOrder,  // trial, then branch (replaying a job)
+  kBestFirst,   // verdict, then speedup, then fitness
+};
+
+// Empty strings and unset optionals match everything. (Members have initializers so that
+// designated initializers, {.job_name = "j1"}, compile cleanly.)
+struct KernelFilter {
+  std::string job_name{}, task_name{}, gpu_arch{}, language{};
+  std::optional<int> min_verdict{};
+  int limit = 0;  // 0 = no limit
+  KernelOrder order = KernelOrder::kNewestFirst;
+};
+
+class Store {
+ public:
+  // Creates the parent directories and the database, turns on WAL, and applies pending
+  // migrations. A database from a newer build is refused.
+  static Result<std::unique_ptr<Store>> open(const std::filesystem::path& path,
+                                             int busy_timeout_ms = 5000);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  int schema_version() const { return schema_version_; }
+
+  Status put_job(const JobRecord& job);  // insert or update by job_name
+  Result<std::optional<JobRecord>> job(const std::string& job_name);
+  Result<std::vector<JobRecord>> jobs();  // oldest first
+
+  Status put_task(const TaskRecord& task);  // insert if absent (by hash)
+  Result<std::optional<TaskRecord>> task(const std::string& task_hash);
+
+  Status put_kernel(const KernelRecord& kernel);  // insert or replace by uuid
+  Result<std::optional<KernelRecord>> kernel(const std::string& uuid);
+  Result<std::vector<KernelRecord>> kernels(const KernelFilter& filter);
+  // The best correct kernel (verdict 5, highest speedup, not flagged suspect) for
+  // task + arch + language, optionally within one job.
+  Result<std::optional<KernelRecord>> best_kernel(const std::string& task_name,
+                                                  const std::string& gpu_arch,
+                                                  const std::string& language,
+                                                  const std::string& job_name = "");
+
+  // Runs `body` in BEGIN IMMEDIATE .. COMMIT; rolls back when it returns an error (or throws).
+  // Nests through savepoints. Other threads using this Store wait until it ends.
+  Status transaction(const std::function<Status()>& body);
+
+ private:
+  Store(sqlite3* db, std::filesystem::path path) : db_(db), path_(std::move(path)) {}
+  Status exec(const std::string& sql, const std::string& what);
+
+  sqlite3* db_;
+  std::filesystem::path path_;
+  int schema_version_ = 0;
+  std::recursive_mutex mutex_;  // one connection: statements and transactions must not interleave
+  int transaction_depth_ = 0;
+};
+
+// A random (version 4) UUID, e.g. "3f2b8c1e-9a4d-4e6f-8b1a-0c2d3e4f5a6b".
+std::string new_uuid();
+// The current UTC time, e.g. "2025-01-31T12:34:56.789Z" (sorts as text).
+std::string now_iso8601();
+
+}  // namespace kf
