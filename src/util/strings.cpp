@@ -61,6 +61,12 @@ std::string to_lower(std::string_view text) {
   return out;
 }
 
+std::string to_upper(std::string_view text) {
+  std::string out(text);
+  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
 std::string replace_all(std::string text, std::string_view from, std::string_view to) {
   if (from.empty()) return text;
   size_t pos = 0;

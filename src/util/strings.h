@@ -14,6 +14,7 @@ std::string trim(std::string_view text);
 bool starts_with(std::string_view text, std::string_view prefix);
 bool ends_with(std::string_view text, std::string_view suffix);
 std::string to_lower(std::string_view text);
+std::string to_upper(std::string_view text);
 std::string replace_all(std::string text, std::string_view from, std::string_view to);
 
 // Levenshtein distance, for "did you mean" suggestions.
