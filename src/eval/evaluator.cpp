@@ -45,7 +45,11 @@ nlohmann::json EvalResult::runtimes_json() const {
 
 Evaluator::Evaluator(const TaskPackage& task, EvalOptions options, Toolchain toolchain,
                      ProcessRunner& runner)
-    : task_(task), options_(std::move(options)), toolchain_(std::move(toolchain)), runner_(runner) {}
+    : task_(task), options_(std::move(options)), toolchain_(std::move(toolchain)), runner_(runner) {
+  // Build and run steps start in their own work directories, so every path they see is absolute.
+  options_.work_root = fs::absolute(options_.work_root).lexically_normal();
+  options_.cache_dir = fs::absolute(options_.cache_dir).lexically_normal();
+}
 
 ProcessResult Evaluator::run_harness(const fs::path& binary, const fs::path& src_dir,
                                      const fs::path& work_dir, bool reference_impl,

@@ -46,7 +46,7 @@ Result<Toolchain> find_toolchain() {
   fs::path exe = executable_dir();
   layouts.push_back({exe / ".." / "include", exe / ".." / "lib"});
   if (*KF_SOURCE_DIR)
-    layouts.push_back({fs::path(KF_SOURCE_DIR) / "include", fs::path(KF_BINARY_DIR) / "src" / "harness"});
+    layouts.push_back({fs::path(KF_SOURCE_DIR) / "include", fs::path(KF_BINARY_DIR) / "lib"});
   std::string tried;
   for (const auto& [inc, lib] : layouts) {
     if (has_harness(inc, lib)) {

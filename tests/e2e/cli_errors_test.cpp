@@ -66,10 +66,11 @@ TEST(CliErrors, WrongTypeIsNamed) {
 TEST(CliErrors, MissingJobNameAndUnknownLanguage) {
   Scratch s;
   fs::path pkg = copy_example(s, "reduction_cpp");
-  ASSERT_TRUE(write_file(pkg / "config.yaml", "task_name: t\nlanguage: FORTRAN\n").is_ok());
+  ASSERT_TRUE(write_file(pkg / "config.yaml", "task_name: t\nlanguage: CPP\ngpu_arch: cpu\n").is_ok());
   CliRun r = s.run(with({"run", "task=" + pkg.string(), "validate=true"}, s.isolation_args()));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_CONTAINS(r.output, "job_name");
+  ASSERT_TRUE(write_file(pkg / "config.yaml", "task_name: t\nlanguage: FORTRAN\n").is_ok());
   CliRun r2 = s.run(with({"run", "task=" + pkg.string(), "validate=true", "job_name=j"}, s.isolation_args()));
   EXPECT_EQ(r2.exit_code, 2);
   EXPECT_CONTAINS(r2.output, "FORTRAN");
