@@ -9,7 +9,8 @@ __kernel void softmax_reference(__global const float* x, __global float* y, int 
   __local float scratch[REF_GROUP];
   int row = get_group_id(0);
   int lid = get_local_id(0);
-  if (row >= rows) return;  // uniform for the whole group
+  // No early return before the barriers: the global size is exactly rows * 64, and PoCL's
+  // work-group compiler crashes on a return ahead of a barrier.
   __global const float* in = x + (long)row * cols;
   __global float* out = y + (long)row * cols;
 
@@ -18,8 +19,8 @@ __kernel void softmax_reference(__global const float* x, __global float* y, int 
   for (int c = lid; c < cols; c += REF_GROUP) m = fmax(m, in[c]);
   scratch[lid] = m;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int half = REF_GROUP / 2; half > 0; half /= 2) {
-    if (lid < half) scratch[lid] = fmax(scratch[lid], scratch[lid + half]);
+  for (int step = REF_GROUP / 2; step > 0; step /= 2) {
+    if (lid < step) scratch[lid] = fmax(scratch[lid], scratch[lid + step]);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   m = scratch[0];
@@ -30,8 +31,8 @@ __kernel void softmax_reference(__global const float* x, __global float* y, int 
   for (int c = lid; c < cols; c += REF_GROUP) s += exp(in[c] - m);
   scratch[lid] = s;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int half = REF_GROUP / 2; half > 0; half /= 2) {
-    if (lid < half) scratch[lid] += scratch[lid + half];
+  for (int step = REF_GROUP / 2; step > 0; step /= 2) {
+    if (lid < step) scratch[lid] += scratch[lid + step];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   float inv = 1.0f / scratch[0];
