@@ -17,7 +17,7 @@ const std::vector<std::string>& value_names() {
   static const std::vector<std::string> names = {
       "--phase",       "--seeds",       "--out",        "--params",     "--template-params",
       "--kernel-dir",  "--noise",       "--min-samples", "--max-samples", "--time-budget",
-      "--warmup-time", "--warmup-iters", "--peak-gbps"};
+      "--warmup-time", "--warmup-iters", "--peak-gbps",   "--shape"};
   return names;
 }
 
@@ -108,6 +108,7 @@ bool apply_value(const std::string& key, const std::string& value, Options* o, s
     return true;
   }
   if (key == "--out") return set_string(key, value, &o->out, err);
+  if (key == "--shape") return set_string(key, value, &o->shape, err);
   if (key == "--params") return set_string(key, value, &o->params_file, err);
   if (key == "--template-params") return set_string(key, value, &o->template_params, err);
   if (key == "--kernel-dir") return set_string(key, value, &o->kernel_dir, err);
@@ -206,6 +207,8 @@ std::string usage_text(const std::string& program) {
          "  --warm                no cache flush before samples (default: cold)\n"
          "  --peak-gbps F         flag timings faster than F GB/s allows\n"
          "  --list                print the shapes as JSON and exit\n"
+         "  --shape ID            benchmark only the shape with this id (e.g. rows=8,cols=64);\n"
+         "                        for profiling one shape under ncu\n"
          "exit codes: 0 pass, 1 wrong values / shape mismatch, 2 runtime error\n";
 }
 

@@ -25,6 +25,7 @@ struct Options {
   long warmup_iters = 3;
   bool warm = false;       // no cache flush before samples
   double peak_gbps = 0;    // > 0: flag results faster than this bandwidth allows
+  std::string shape;       // non-empty: benchmark only the shape with this id
   bool list = false;
   bool help = false;
 };

@@ -564,7 +564,10 @@ void Runner::benchmark() {
                 "median_ms", "mean_ms", "min_ms", "std_ms", "n", "noise", "host_ms", "GB/s",
                 "stop");
   say(header);
+  bool matched = options_.shape.empty();
   for (const Shape& shape : bench.shapes) {
+    if (!options_.shape.empty() && shape.id() != options_.shape) continue;
+    matched = true;
     bool ok;
     try {
       ok = benchmark_shape(shape);
@@ -574,6 +577,14 @@ void Runner::benchmark() {
       ok = false;
     }
     if (!ok) break;
+  }
+  if (!matched) {
+    std::string ids;
+    for (const Shape& shape : bench.shapes) ids += (ids.empty() ? "" : ", ") + shape.id();
+    report_.fail(Status::Error, "--shape " + options_.shape + " is not a benchmark shape of '" +
+                                    bench.name + "' (shapes: " + ids + ")",
+                 "usage");
+    say("  FAIL " + report_.reason);
   }
   report_.phase_seconds.emplace_back("benchmark", seconds_since(start));
 }

@@ -39,9 +39,12 @@ std::vector<std::string> Scratch::isolation_args() const {
 }
 
 CliRun Scratch::run(const std::vector<std::string>& args, double timeout_s) const {
+  // KF_CLI names an installed binary (the GPU machine runs a copied install tree).
+  const char* cli = std::getenv("KF_CLI");
   const char* bin_dir = std::getenv("KF_BINARY_DIR");
   ProcessSpec spec;
-  spec.argv = {(fs::path(bin_dir ? bin_dir : KF_E2E_BINARY_DIR) / "src" / "cli" / "kernelfoundry").string()};
+  spec.argv = {cli ? std::string(cli)
+                   : (fs::path(bin_dir ? bin_dir : KF_E2E_BINARY_DIR) / "src" / "cli" / "kernelfoundry").string()};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.work_dir = dir_;
   spec.timeout_s = timeout_s;

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Per-candidate evaluation time, split into build / correctness / benchmark.
+
+Evaluates N distinct variants of a task's EVOLVE block (its own text plus a unique comment, so
+every candidate really rebuilds what it changed) with `kernelfoundry eval`, then reads the job's
+results.json. The reference is built and timed once per job, before the candidates; it is not
+in these figures. DESIGN.md §12's target covers build + correctness (the benchmark phase is
+bounded by eval_config.time_budget per shape).
+
+Usage, from the repository root:
+    python3 bench/eval_overhead.py --task examples/tasks/softmax_ocl --n 5 \
+        --out bench/results/eval_overhead_cpu_softmax_ocl.json
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def evolve_block(task_dir):
+    for root, _, files in os.walk(task_dir):
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            try:
+                text = open(path, encoding="utf-8").read()
+            except (UnicodeDecodeError, OSError):
+                continue
+            m = re.search(r"\[EVOLVE_START\][^\n]*\n(.*?)\n[^\n]*\[EVOLVE_END\]", text, re.S)
+            if m:
+                return name, m.group(1)
+    raise SystemExit(f"no EVOLVE block under {task_dir}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--task", required=True)
+    ap.add_argument("--n", type=int, default=5)
+    ap.add_argument("--cli", default="build/src/cli/kernelfoundry")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("config", nargs="*", help="extra key=value config arguments")
+    args = ap.parse_args()
+
+    name, block = evolve_block(args.task)
+    scratch = tempfile.mkdtemp(prefix="kf_bench_")
+    files = []
+    for i in range(args.n):
+        path = os.path.join(scratch, f"variant_{i}{os.path.splitext(name)[1]}")
+        with open(path, "w") as f:
+            f.write(f"// bench variant {i} of {time.time_ns()}\n{block}\n")
+        files.append(path)
+    job = "bench_" + os.path.basename(os.path.normpath(args.task))
+    cmd = [args.cli, "eval", "task=" + args.task, "job_name=" + job,
+           "paths.logdir=" + os.path.join(scratch, "runs"),
+           "paths.kernels_db_path=" + os.path.join(scratch, "kernels.sqlite3"),
+           "paths.cache_dir=" + os.path.join(scratch, "cache")] + args.config + files
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    sys.stdout.write(p.stdout)
+    if p.returncode != 0:
+        sys.stderr.write(p.stderr)
+        raise SystemExit(f"kernelfoundry eval failed with exit code {p.returncode}")
+    results = json.load(open(os.path.join(scratch, "runs", job, "results.json")))
+    ks = results["kernels"]
+    split = {key: [k[key] for k in ks] for key in ("build_s", "correctness_s", "benchmark_s")}
+    overhead = [k["build_s"] + k["correctness_s"] for k in ks]
+    summary = {
+        "format": "kernelfoundry-eval-overhead",
+        "task": args.task,
+        "command": " ".join(cmd),
+        "candidates": len(ks),
+        "verdicts": [k.get("verdict") for k in ks],
+        "median_s": {key: statistics.median(v) for key, v in split.items()},
+        "median_build_plus_correctness_s": statistics.median(overhead),
+        "per_candidate": split,
+        "job_wall_s": wall,
+    }
+    with open(args.out, "w") as f:
+        json.dump(summary, f, indent=1)
+    m = summary["median_s"]
+    print(f"{args.task}: {len(ks)} candidates; median build {m['build_s']:.3f} s, correctness "
+          f"{m['correctness_s']:.3f} s, benchmark {m['benchmark_s']:.3f} s; build+correctness "
+          f"{summary['median_build_plus_correctness_s']:.3f} s; job wall {wall:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Timing fidelity: the harness's median kernel time against Nsight Compute's gpu__time_duration.
+
+For each CUDA example, each benchmark shape, and both implementations (the EVOLVE block as
+written and the reference), this runs the task binary twice on its own (cold samples, the
+harness's default stopping rule) and once under ncu (20 fixed samples, cache control "all", clocks
+left alone), then reports the harness medians, their spread, the ncu median, and the gap.
+
+Usage (on the GPU machine, from the repository root, after an install into PREFIX):
+    python3 bench/ncu_fidelity.py --prefix .dist --out bench/results/ncu_fidelity_h200.json
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+EXAMPLES = {
+    # task folder: (candidate kernel, reference kernel)
+    "softmax_cuda": ("softmax_naive", "softmax_reference_kernel"),
+    "matmul_cuda": ("matmul_tiled", "matmul_reference_kernel"),
+}
+
+
+def build(prefix, task_dir, out_bin, sm):
+    sources = sorted(os.path.join(task_dir, f) for f in os.listdir(task_dir) if f.endswith(".cu"))
+    objs = []
+    for src in sources + [os.path.join(task_dir, "task.cpp")]:
+        obj = out_bin + "." + os.path.basename(src) + ".o"
+        if src.endswith(".cu"):
+            cmd = ["nvcc", "-std=c++17", "-O3", "-lineinfo", "-arch=" + sm]
+        else:
+            cmd = ["g++", "-std=c++17", "-O2", "-I" + cuda_include()]
+        cmd += ["-I" + task_dir, "-I" + os.path.join(prefix, "include"), "-c", src, "-o", obj]
+        subprocess.run(cmd, check=True)
+        objs.append(obj)
+    cuda_lib = os.path.join(os.path.dirname(cuda_include()), "lib64")
+    subprocess.run(["g++"] + objs + ["-L" + os.path.join(prefix, "lib"), "-lkf_harness_cuda",
+                    "-L" + cuda_lib, "-lcudart_static", "-ldl", "-lrt", "-lpthread", "-o", out_bin],
+                   check=True)
+
+
+def cuda_include():
+    nvcc = subprocess.run(["which", "nvcc"], capture_output=True, text=True, check=True).stdout.strip()
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(nvcc))), "include")
+
+
+def shapes(binary):
+    out = subprocess.run([binary, "--list"], capture_output=True, text=True, check=True).stdout
+    listing = json.loads(out)
+    return [s["id"] for s in listing["benchmark_shapes"]]
+
+
+def harness_median(binary, shape, ref, workdir):
+    out = os.path.join(workdir, "h.json")
+    cmd = [binary, "--phase", "benchmark", "--shape", shape, "--out", out]
+    if ref:
+        cmd.append("--ref")
+    subprocess.run(cmd, check=True, capture_output=True, cwd=workdir)
+    with open(out) as f:
+        stats = json.load(f)["stats"][shape]
+    return stats["median_ms"], stats["n"]
+
+
+def ncu_median(ncu, binary, shape, ref, kernel, workdir):
+    cmd = [ncu, "--clock-control", "none", "--cache-control", "all", "--metrics",
+           "gpu__time_duration.sum", "-k", "regex:^" + kernel + "$", "--csv", binary, "--phase",
+           "benchmark", "--shape", shape, "--min-samples", "20", "--max-samples", "20",
+           "--warmup-iters", "1", "--warmup-time", "0", "--time-budget", "600"]
+    if ref:
+        cmd.append("--ref")
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
+    text = p.stdout
+    start = text.find('"ID"')
+    if start < 0:
+        raise RuntimeError("ncu printed no CSV:\n" + p.stdout[-2000:] + p.stderr[-2000:])
+    values = []
+    for row in csv.DictReader(io.StringIO(text[start:])):
+        if row.get("Metric Name") != "gpu__time_duration.sum":
+            continue
+        v = float(row["Metric Value"].replace(",", ""))
+        unit = row.get("Metric Unit", "ns")
+        scale = {"ns": 1e-6, "nsecond": 1e-6, "us": 1e-3, "usecond": 1e-3, "ms": 1.0, "msecond": 1.0}
+        values.append(v * scale.get(unit, 1e-6))
+    # The first launches are the harness's warm-up and its expected-output run; keep the last 20.
+    return statistics.median(values[-20:]), len(values)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--prefix", default=".dist")
+    ap.add_argument("--sm", default="sm_90")
+    ap.add_argument("--ncu", default="ncu")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    rows = []
+    work = tempfile.mkdtemp(prefix="kf_ncu_")
+    for task, kernels in EXAMPLES.items():
+        binary = os.path.join(work, task)
+        build(os.path.abspath(args.prefix), os.path.abspath(os.path.join("examples", "tasks", task)),
+              binary, args.sm)
+        for shape in shapes(binary):
+            for ref, kernel in ((False, kernels[0]), (True, kernels[1])):
+                h1, n1 = harness_median(binary, shape, ref, work)
+                h2, n2 = harness_median(binary, shape, ref, work)
+                nm, nn = ncu_median(args.ncu, binary, shape, ref, kernel, work)
+                row = {
+                    "task": task, "impl": "reference" if ref else "candidate", "kernel": kernel,
+                    "shape": shape, "harness_median_ms": [h1, h2], "harness_n": [n1, n2],
+                    "repeat_spread_pct": abs(h1 - h2) / min(h1, h2) * 100,
+                    "ncu_median_ms": nm, "ncu_launches": nn,
+                    "gap_pct": (statistics.mean([h1, h2]) - nm) / nm * 100,
+                }
+                rows.append(row)
+                print(f"{task:13s} {row['impl']:9s} {shape:24s} harness {h1:9.4f} {h2:9.4f} ms "
+                      f"(spread {row['repeat_spread_pct']:.2f}%)  ncu {nm:9.4f} ms  "
+                      f"gap {row['gap_pct']:+.2f}%", flush=True)
+    with open(args.out, "w") as f:
+        json.dump({"format": "kernelfoundry-ncu-fidelity", "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

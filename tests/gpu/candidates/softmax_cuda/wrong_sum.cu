@@ -1,0 +1,16 @@
+// Wrong values: the denominator is off by one.
+__global__ void softmax_naive(const float* x, float* y, int rows, int cols) {
+  int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  const float* xr = x + static_cast<size_t>(row) * cols;
+  float* yr = y + static_cast<size_t>(row) * cols;
+  float m = -INFINITY;
+  for (int j = 0; j < cols; ++j) m = fmaxf(m, xr[j]);
+  float s = 1.f;
+  for (int j = 0; j < cols; ++j) s += expf(xr[j] - m);
+  for (int j = 0; j < cols; ++j) yr[j] = expf(xr[j] - m) / s;
+}
+
+void softmax_forward(const float* x, float* y, int rows, int cols) {
+  softmax_naive<<<(rows + 127) / 128, 128>>>(x, y, rows, cols);
+}
