@@ -119,8 +119,8 @@ def main():
                 print(f"{task:13s} {row['impl']:9s} {shape:24s} harness {h1:9.4f} {h2:9.4f} ms "
                       f"(spread {row['repeat_spread_pct']:.2f}%)  ncu {nm:9.4f} ms  "
                       f"gap {row['gap_pct']:+.2f}%", flush=True)
-    with open(args.out, "w") as f:
-        json.dump({"format": "kernelfoundry-ncu-fidelity", "rows": rows}, f, indent=1)
+                with open(args.out, "w") as f:  # after every row: a cut-off run keeps its rows
+                    json.dump({"format": "kernelfoundry-ncu-fidelity", "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -181,7 +181,7 @@ Buffer& Case::input_bytes(const std::string& name, DType dtype, long count, cons
   auto buffer = BufferAccess::create(*s_->ctx.device, name, dtype, Buffer::Role::Input, count);
   std::size_t bytes = std::size_t(count) * elem_size;
   buffer->write_bytes(data, bytes);
-  s_->input_sums.push_back(checksum(data, bytes));
+  s_->input_sums.push_back(checksum_chunked(data, bytes));
   s_->inputs.push_back(std::move(buffer));
   return *s_->inputs.back();
 }

@@ -12,9 +12,10 @@ namespace kernelfoundry {
 std::uint64_t buffer_checksum(const Buffer& buffer) {
   Device& device = BufferAccess::device(buffer);
   std::size_t bytes = BufferAccess::capacity_bytes(buffer);
-  if (const void* host = device.host_view(buffer.handle())) return checksum(host, bytes);
-  // Chunked so a large input needs no second full-size host copy.
-  constexpr std::size_t kChunk = std::size_t(64) << 20;
+  if (const void* host = device.host_view(buffer.handle())) return checksum_chunked(host, bytes);
+  // Downloaded a chunk at a time, so a large input needs no second full-size host copy; the
+  // chaining matches checksum_chunked over the host values.
+  constexpr std::size_t kChunk = kChecksumChunk;
   std::vector<unsigned char> chunk(std::min(bytes, kChunk));
   std::uint64_t sum = 0;
   for (std::size_t off = 0; off < bytes; off += kChunk) {

@@ -177,4 +177,13 @@ std::uint64_t checksum(const void* data, std::size_t bytes, std::uint64_t seed) 
   return mix64(h);
 }
 
+std::uint64_t checksum_chunked(const void* data, std::size_t bytes) {
+  if (bytes == 0) return checksum(nullptr, 0);
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  std::uint64_t sum = 0;
+  for (std::size_t off = 0; off < bytes; off += kChecksumChunk)
+    sum = checksum(p + off, std::min(kChecksumChunk, bytes - off), sum);
+  return sum;
+}
+
 }  // namespace kernelfoundry

@@ -109,6 +109,17 @@ TEST_F(OpenCLRunner, UntouchedOutputGetsThePoisonMessage) {
       << r.json["reason"];
 }
 
+// An input larger than one checksum chunk is downloaded in pieces; an untouched one must still
+// match the checksum taken when it was filled (it once did not: every large input "changed").
+TEST_F(OpenCLRunner, LargeUntouchedInputIsNotReportedModified) {
+  AddOneCl p;
+  kf::Suite s = suite();
+  s.correctness = {{{"n", 17 << 20}}};  // 68 MiB of floats: two chunks
+  auto r = run_main(p, s, {"--phase", "correctness", "--seeds", "1", "--kernel-dir", dir_});
+  EXPECT_EQ(r.exit_code, 0) << r.stdout_text;
+  EXPECT_FALSE(has_flag(r.json, "input_modified")) << r.stdout_text;
+}
+
 TEST_F(OpenCLRunner, ModifiedInputFails) {
   AddOneCl p;
   p.kernel = "modify_input";
