@@ -96,7 +96,11 @@ void interpret_test_run(const ProcessResult& proc, const nlohmann::json& result,
   } else if (status == "shape_mismatch") {
     out.verdict = kShapeMismatch;
     out.reason = reason.empty() ? "output shape mismatch" : reason;
-  } else if (status == "compile_error" || (status == "error" && looks_like_compile_error(reason))) {
+  } else if (status == "compile_error" ||
+             (status == "error" &&
+              (result.value("error_kind", "") == "compile" || looks_like_compile_error(reason)))) {
+    // Run-time compiled kernels (OpenCL) fail to build inside the test child; the harness marks
+    // that error_kind "compile".
     out.verdict = kCompileError;
     out.reason = reason.empty() ? "the kernel did not compile" : reason;
   } else {

@@ -50,6 +50,19 @@ TEST(Interpret, StatusesMapToTheLadder) {
   EXPECT_EQ(compile.verdict, kCompileError);
 }
 
+TEST(Interpret, OpenClBuildFailureInTheChildIsACompileError) {
+  // The reason as the OpenCL harness writes it; error_kind says what it was.
+  nlohmann::json result = harness_result(
+      "error",
+      "correctness failed on shape rows=1,cols=1 seed 1 call 1: OpenCL build of 'softmax.cl' "
+      "failed (CL_BUILD_PROGRAM_FAILURE)");
+  result["error_kind"] = "compile";
+  EvalResult r;
+  interpret_test_run(exited(2), result, r);
+  EXPECT_EQ(r.verdict, kCompileError);
+  EXPECT_NE(r.reason.find("OpenCL build of 'softmax.cl' failed"), std::string::npos);
+}
+
 TEST(Interpret, KillsAndCrashesOverrideAPassingResultFile) {
   ProcessResult crashed = exited(-1);
   crashed.term_signal = 11;

@@ -41,9 +41,10 @@ bool guard_intact(const Buffer& buffer, std::string* detail) {
     }
   }
   std::size_t elem = dtype_size(buffer.dtype());
-  *detail = std::to_string(changed) + " guard byte(s) changed, the first " + std::to_string(first) +
-            " bytes past the end (element index " + std::to_string(buffer.capacity() + long(first / elem)) +
-            " of a " + std::to_string(buffer.capacity()) + "-element buffer)";
+  *detail = std::to_string(changed) + " guard byte(s) changed, the first at byte " +
+            std::to_string(first) + " past the end (element index " +
+            std::to_string(buffer.capacity() + long(first / elem)) + " of a " +
+            std::to_string(buffer.capacity()) + "-element buffer)";
   return false;
 }
 

@@ -105,6 +105,43 @@ std::string join_path(const std::string& dir, const std::string& file) {
   return dir.back() == '/' ? dir + file : dir + "/" + file;
 }
 
+// Drivers compile a copy of the source: PoCL a temporary file (/.../tempfile_Ab12Cd.cl), NVIDIA
+// an unnamed buffer (<kernel>). Naming the real file makes log lines read softmax.cl:27:25, as
+// a host compiler's would, and keeps cache paths out of the eval log.
+std::string name_source_in_log(const std::string& log, const std::string& file) {
+  auto is_name_char = [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_';
+  };
+  std::string out;
+  std::size_t i = 0;
+  while (i < log.size()) {
+    std::size_t hit = log.find("tempfile_", i);
+    if (hit == std::string::npos) break;
+    std::size_t start = hit;  // back over the directory part of the path
+    while (start > i && log[start - 1] != ' ' && log[start - 1] != '\n' && log[start - 1] != '\'' &&
+           log[start - 1] != '"') {
+      --start;
+    }
+    std::size_t end = hit + std::strlen("tempfile_");
+    while (end < log.size() && is_name_char(log[end])) ++end;
+    if (log.compare(end, 3, ".cl") == 0) {
+      out.append(log, i, start - i);
+      out += file;
+      i = end + 3;
+    } else {
+      out.append(log, i, end - i);
+      i = end;
+    }
+  }
+  out.append(log, i, std::string::npos);
+  const std::string unnamed = "<kernel>:";
+  for (std::size_t at = out.find(unnamed); at != std::string::npos; at = out.find(unnamed, at)) {
+    out.replace(at, unnamed.size() - 1, file);
+    at += file.size();
+  }
+  return out;
+}
+
 }  // namespace
 
 OpenCLRuntime::OpenCLRuntime(std::string kernel_dir) : kernel_dir_(std::move(kernel_dir)) {
@@ -214,6 +251,7 @@ cl_program OpenCLRuntime::build(const std::string& file, const std::string& opti
   while (!log.empty() && (log.back() == '\0' || std::isspace(static_cast<unsigned char>(log.back())))) {
     log.pop_back();
   }
+  log = name_source_in_log(log, file);
   if (err != CL_SUCCESS) {
     clReleaseProgram(program);
     throw CompileError("OpenCL build of '" + file + "' failed (" + cl_error_name(err) + ")" +

@@ -380,6 +380,11 @@ bool Runner::check_case(const Shape& shape, int seed, std::vector<OutputStats>* 
     int variant = call_no - 1;  // a different poison per call
     std::string where = "correctness failed on shape " + shape.id() + " seed " +
                         std::to_string(seed) + " call " + std::to_string(call_no);
+    // Call 1 passed on these inputs and call 2 differs only in the poison: a failure now points
+    // to state the kernel keeps between calls.
+    if (call_no == 2) {
+      where += " (call 1 on the same inputs was correct: correct only on the first call)";
+    }
     CallOutcome out = call(cs, test_impl(), kTestSet, call_no, variant);
     if (!out.ok) {
       record_failure(cs, "correctness", call_no, where, out);

@@ -156,6 +156,11 @@ TEST_F(OpenCLRunner, CompileErrorCarriesTheBuildLog) {
   EXPECT_NE(r.json["error_log"].get<std::string>().find("undefined_thing"), std::string::npos)
       << r.json["error_log"];
   EXPECT_NE(r.stdout_text.find("undefined_thing"), std::string::npos);
+  // The driver's temporary copy of the source is named as the real file.
+  EXPECT_NE(r.json["error_log"].get<std::string>().find("broken.cl:1:"), std::string::npos)
+      << r.json["error_log"];
+  EXPECT_EQ(r.json["error_log"].get<std::string>().find("tempfile_"), std::string::npos)
+      << r.json["error_log"];
 }
 
 TEST_F(OpenCLRunner, MissingKernelNameListsWhatTheFileDefines) {

@@ -2,16 +2,34 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "proc/process.h"
+#include "store/store.h"
 
 namespace kf::e2e {
 
 struct CliRun {
   int exit_code = -1;
   std::string output;
+};
+
+// What one job left behind: the CLI's output, runs/<job_name>/results.json and the job's rows in
+// the kernel database (kernels in trial/branch order, i.e. the order they were evaluated).
+struct JobOutcome {
+  CliRun cli;
+  std::filesystem::path run_dir;  // runs/<job_name>
+  nlohmann::json results;         // null when results.json is missing or not JSON
+  std::optional<JobRecord> job;
+  std::vector<KernelRecord> kernels;
+  std::string db_error;  // why the database could not be read; empty when it could
+
+  // runs/<job_name>/kernels/NNN/<file> as text ("" when missing).
+  std::string kernel_file(std::size_t index, const std::string& file) const;
 };
 
 // A scratch directory with its own runs/, cache and database, removed afterwards.
@@ -23,8 +41,15 @@ class Scratch {
   std::filesystem::path db() const { return dir_ / "kernels.sqlite3"; }
   // Config arguments that keep a test's files here and its timing short.
   std::vector<std::string> isolation_args() const;
+  // To follow isolation_args() in tests of a command rather than of timing or integrity: one
+  // seed, warm samples (no cache flush per sample), an even shorter budget.
+  static std::vector<std::string> quick_args();
   // Runs `kernelfoundry args...` with the scratch dir as the working directory.
   CliRun run(const std::vector<std::string>& args, double timeout_s = 300) const;
+  // Runs `kernelfoundry COMMAND isolation_args()... REST...` (args = COMMAND REST...) for the job
+  // `job_name` (the task's, or one args set with job_name=) and collects what it wrote.
+  JobOutcome run_job(const std::string& job_name, const std::vector<std::string>& args,
+                     double timeout_s = 300) const;
 
  private:
   std::filesystem::path dir_;
@@ -33,5 +58,17 @@ class Scratch {
 std::filesystem::path source_dir();
 std::filesystem::path example(const std::string& name);
 std::filesystem::path candidate(const std::string& task, const std::string& file);
+
+// Checks (with gtest expectations) that a job that evaluated `files` in order recorded each of
+// them the same way everywhere: one progress line, one results.json entry and one database row
+// per candidate (same uuid, verdict, reason, speedup, code), kernels/NNN/ files, and a job row
+// marked done for `task_name`.
+void expect_job_recorded(const JobOutcome& job, const std::vector<std::filesystem::path>& files,
+                         const std::string& task_name);
+
+// The text of a file, "" when it cannot be read.
+std::string file_text(const std::filesystem::path& path);
+// Ids of running processes (this one excluded) whose command line contains `text`.
+std::vector<int> processes_mentioning(const std::string& text);
 
 }  // namespace kf::e2e

@@ -1,1 +1,123 @@
-// End-to-end evaluation tests (filled in below).
+// End-to-end evaluation of C++ candidates for examples/tasks/reduction_cpp on the host: a crash,
+// a hang, a kernel right only on its first call and a correct one in one eval job, then
+// `run validate=true` and `test` / `test --ref`, all through the built kernelfoundry binary.
+#include <gtest/gtest.h>
+
+#include "e2e/cli_helpers.h"
+
+namespace kf::e2e {
+namespace {
+
+#define EXPECT_CONTAINS(haystack, needle)                                                       \
+  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing: " << (needle) << "\nin:\n" \
+                                                        << (haystack)
+
+constexpr char kTask[] = "reduction_cpp";
+
+}  // namespace
+
+TEST(EvalCpp, CrashHangFirstCallOnlyAndCorrectInOneJob) {
+  Scratch s;
+  const std::vector<std::string> names = {"crash.cpp", "hang.cpp", "first_call_only.cpp",
+                                          "correct.cpp"};
+  std::vector<std::filesystem::path> files;
+  // A short test_timeout stops the hang quickly. It limits the reference's test run too, which
+  // takes about 0.6 s with quick_args(): 4 s leaves room for a loaded machine (ctest -j).
+  std::vector<std::string> args = {"eval", "task=" + example(kTask).string(),
+                                   "job_name=cpp_candidates", "test_timeout=4"};
+  for (const auto& a : Scratch::quick_args()) args.push_back(a);
+  for (const auto& n : names) {
+    files.push_back(candidate(kTask, n));
+    args.push_back(files.back().string());
+  }
+  // If the hang's process group were not killed, its forked helper would keep the output pipe
+  // open and the CLI would not come back: the 120 s limit turns that into a failure.
+  JobOutcome job = s.run_job("cpp_candidates", args, 120);
+  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output;
+  expect_job_recorded(job, files, kTask);
+  ASSERT_EQ(job.kernels.size(), names.size());
+  EXPECT_CONTAINS(job.cli.output, "done: 4 evaluated, 1 correct");
+
+  {
+    SCOPED_TRACE("crash.cpp");
+    const KernelRecord& k = job.kernels[0];
+    EXPECT_EQ(k.verdict, 2) << k.reason;
+    EXPECT_CONTAINS(k.reason, "crashed");
+    EXPECT_CONTAINS(k.reason, "SIGSEGV");
+    // The harness's crash handler says where it was.
+    EXPECT_CONTAINS(
+        k.eval_log,
+        "SIGSEGV (segmentation fault) while running the candidate on shape rows=1,cols=1");
+  }
+  {
+    SCOPED_TRACE("hang.cpp");
+    const KernelRecord& k = job.kernels[1];
+    EXPECT_EQ(k.verdict, 2) << k.reason;
+    EXPECT_CONTAINS(k.reason, "timed out after 4 s (test_timeout)");
+    double test_s = job.results["kernels"][1].value("test_s", -1.0);
+    EXPECT_GE(test_s, 3.9);
+    EXPECT_LT(test_s, 15.0) << "the hang was not stopped near test_timeout";
+    // Both the test child and the helper it forked are gone: the whole group was killed.
+    EXPECT_TRUE(processes_mentioning(s.dir().string()).empty())
+        << "processes left running with " << s.dir() << " in their command line";
+  }
+  {
+    SCOPED_TRACE("first_call_only.cpp");
+    const KernelRecord& k = job.kernels[2];
+    EXPECT_EQ(k.verdict, 4) << k.reason;
+    EXPECT_CONTAINS(k.reason, "shape rows=1,cols=1 seed 1 call 2");
+    EXPECT_CONTAINS(k.reason, "correct only on the first call");
+    EXPECT_CONTAINS(k.reason, "never written");
+  }
+  {
+    SCOPED_TRACE("correct.cpp");
+    const KernelRecord& k = job.kernels[3];
+    EXPECT_EQ(k.verdict, 5) << k.reason;
+    EXPECT_CONTAINS(k.reason, "all 14 correctness checks passed");  // 7 shapes x 1 seed x 2 calls
+    ASSERT_TRUE(k.speedup.has_value());
+    EXPECT_GT(*k.speedup, 0.0);
+    EXPECT_EQ(job.results.value("best_uuid", ""), k.uuid);
+  }
+}
+
+TEST(EvalCpp, RunValidateOnTheExampleIsCorrect) {
+  Scratch s;
+  std::vector<std::string> args = {"run", "task=" + example(kTask).string(), "validate=true"};
+  for (const auto& a : Scratch::quick_args()) args.push_back(a);
+  JobOutcome job = s.run_job("reduction_cpp_baseline", args);
+  EXPECT_EQ(job.cli.exit_code, 0) << job.cli.output;
+  EXPECT_CONTAINS(job.cli.output, "[1/1] EVOLVE block as written");
+  EXPECT_CONTAINS(job.cli.output, "verdict 5 (correct)");
+  ASSERT_TRUE(job.db_error.empty()) << job.db_error;
+  ASSERT_TRUE(job.job.has_value());
+  EXPECT_EQ(job.job->status, "done");
+  EXPECT_EQ(job.job->language, "CPP");
+  ASSERT_EQ(job.kernels.size(), 1u);
+  EXPECT_EQ(job.kernels[0].verdict, 5) << job.kernels[0].reason;
+  EXPECT_TRUE(job.kernels[0].speedup.has_value());
+  ASSERT_TRUE(job.results.is_object());
+  ASSERT_EQ(job.results["kernels"].size(), 1u);
+  EXPECT_EQ(job.results["kernels"][0].value("uuid", ""), job.kernels[0].uuid);
+}
+
+TEST(EvalCpp, TestCommandRunsTheBlockAndTheReference) {
+  Scratch s;
+  std::vector<std::string> candidate_args = {"test", example(kTask).string()};
+  for (const auto& a : s.isolation_args()) candidate_args.push_back(a);
+  for (const auto& a : Scratch::quick_args()) candidate_args.push_back(a);
+  CliRun block = s.run(candidate_args);
+  EXPECT_EQ(block.exit_code, 0) << block.output;
+  EXPECT_CONTAINS(block.output, "verdict: 5 (correct)");
+  EXPECT_CONTAINS(block.output, "candidate on host device");
+  EXPECT_CONTAINS(block.output, "result: pass");
+
+  std::vector<std::string> ref_args = candidate_args;
+  ref_args.push_back("--ref");
+  CliRun ref = s.run(ref_args);
+  EXPECT_EQ(ref.exit_code, 0) << ref.output;
+  EXPECT_CONTAINS(ref.output, "verdict: 5 (correct)");
+  EXPECT_CONTAINS(ref.output, "reference on host device");
+  EXPECT_CONTAINS(ref.output, "result: pass");
+}
+
+}  // namespace kf::e2e

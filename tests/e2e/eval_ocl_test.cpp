@@ -1,1 +1,180 @@
-// End-to-end evaluation tests (filled in below).
+// End-to-end evaluation of OpenCL candidates for examples/tasks/softmax_ocl on PoCL (the CPU):
+// one eval job with a candidate for every way a kernel can go wrong, `run validate=true`, and
+// `test` / `test --ref`, all through the built kernelfoundry binary.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
+
+#include "e2e/cli_helpers.h"
+
+namespace kf::e2e {
+namespace {
+
+#define EXPECT_CONTAINS(haystack, needle)                                                       \
+  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing: " << (needle) << "\nin:\n" \
+                                                        << (haystack)
+
+constexpr char kTask[] = "softmax_ocl";
+
+bool has_flag(const KernelRecord& k, const std::string& flag) {
+  auto flags = nlohmann::json::parse(k.flags_json, nullptr, false);
+  if (!flags.is_array()) return false;
+  for (const auto& f : flags)
+    if (f.value("flag", "") == flag) return true;
+  return false;
+}
+
+bool is_suspect(const KernelRecord& k) {
+  auto flags = nlohmann::json::parse(k.flags_json, nullptr, false);
+  if (!flags.is_array()) return false;
+  for (const auto& f : flags)
+    if (f.value("suspect", false)) return true;
+  return false;
+}
+
+}  // namespace
+
+// Failing candidates come first and in between: the correct ones after them show the job goes
+// on after a compile error, an out-of-bounds write and wrong values.
+TEST(EvalOcl, EachCandidateGetsItsVerdictAndReasonInOneJob) {
+  Scratch s;
+  const std::vector<std::string> names = {
+      "compile_error.cl",  "correct.cl",        "out_of_bounds.cl", "wrong_wide_rows.cl",
+      "writes_nothing.cl", "modifies_input.cl", "slower.cl",        "faster.cl"};
+  std::vector<std::filesystem::path> files;
+  std::vector<std::string> args = {"eval", "task=" + example(kTask).string(),
+                                   "job_name=ocl_candidates",
+                                   // Less sampling than isolation_args: the speed checks below
+                                   // have margins of several times.
+                                   "eval_config.time_budget=0.15"};
+  for (const auto& n : names) {
+    files.push_back(candidate(kTask, n));
+    args.push_back(files.back().string());
+  }
+  JobOutcome job = s.run_job("ocl_candidates", args);
+  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output;
+  expect_job_recorded(job, files, kTask);
+  ASSERT_EQ(job.kernels.size(), names.size());
+  EXPECT_CONTAINS(job.cli.output, "done: 8 evaluated, 3 correct");
+  auto kernel = [&](const std::string& name) -> const KernelRecord& {
+    size_t i = std::find(names.begin(), names.end(), name) - names.begin();
+    return job.kernels.at(i);
+  };
+
+  {
+    SCOPED_TRACE("compile_error.cl");
+    const KernelRecord& k = kernel("compile_error.cl");
+    EXPECT_EQ(k.verdict, 1) << k.reason;
+    EXPECT_CONTAINS(k.reason, "OpenCL build of 'softmax.cl' failed");
+    // The driver's build log reaches the eval log, naming the package's file, not PoCL's copy.
+    EXPECT_TRUE(std::regex_search(
+        k.eval_log,
+        std::regex(R"(softmax\.cl:[0-9]+:[0-9]+: use of undeclared identifier 'maximum')")))
+        << k.eval_log;
+    EXPECT_EQ(k.eval_log.find("tempfile_"), std::string::npos) << k.eval_log;
+    EXPECT_FALSE(k.speedup.has_value());
+  }
+  {
+    SCOPED_TRACE("correct.cl");
+    const KernelRecord& k = kernel("correct.cl");
+    EXPECT_EQ(k.verdict, 5) << k.reason;
+    // 4 correctness + 3 benchmark shapes x 2 seeds x 2 calls.
+    EXPECT_CONTAINS(k.reason, "all 28 correctness checks passed");
+    ASSERT_TRUE(k.speedup.has_value());
+    EXPECT_GT(*k.speedup, 0.0);
+    EXPECT_FALSE(is_suspect(k)) << k.flags_json;
+  }
+  {
+    SCOPED_TRACE("out_of_bounds.cl");
+    const KernelRecord& k = kernel("out_of_bounds.cl");
+    EXPECT_EQ(k.verdict, 2) << k.reason;
+    EXPECT_CONTAINS(k.reason, "out-of-bounds write past the end of buffer 'y'");
+    EXPECT_CONTAINS(k.reason, "shape rows=1,cols=1");  // the first shape checked
+    EXPECT_CONTAINS(k.reason, "element index 1 of a 1-element buffer");
+    EXPECT_TRUE(has_flag(k, "out_of_bounds_write")) << k.flags_json;
+  }
+  {
+    SCOPED_TRACE("wrong_wide_rows.cl");
+    const KernelRecord& k = kernel("wrong_wide_rows.cl");
+    EXPECT_EQ(k.verdict, 4) << k.reason;
+    EXPECT_CONTAINS(k.reason, "shape rows=5,cols=4097");
+    EXPECT_CONTAINS(k.reason, "output 'y'");
+    EXPECT_CONTAINS(k.reason, "outside tolerance");
+    // The narrower shapes before it passed, and the log says so.
+    EXPECT_CONTAINS(k.eval_log, "ok   rows=3,cols=1000");
+  }
+  {
+    SCOPED_TRACE("writes_nothing.cl");
+    const KernelRecord& k = kernel("writes_nothing.cl");
+    EXPECT_EQ(k.verdict, 4) << k.reason;
+    EXPECT_CONTAINS(k.reason, "output 'y' was never written (still holds the poison pattern)");
+  }
+  {
+    SCOPED_TRACE("modifies_input.cl");
+    const KernelRecord& k = kernel("modifies_input.cl");
+    EXPECT_EQ(k.verdict, 4) << k.reason;
+    EXPECT_CONTAINS(k.reason, "modified input 'x'");
+    EXPECT_TRUE(has_flag(k, "input_modified")) << k.flags_json;
+  }
+  {
+    // 8 work-items each redo the whole row: about 5x the reference's time on PoCL.
+    SCOPED_TRACE("slower.cl");
+    const KernelRecord& k = kernel("slower.cl");
+    EXPECT_EQ(k.verdict, 5) << k.reason;
+    ASSERT_TRUE(k.speedup.has_value());
+    EXPECT_LT(*k.speedup, 1.0);
+  }
+  {
+    // 16-wide vectors and one exp per element: about 9x faster than the reference on PoCL.
+    SCOPED_TRACE("faster.cl");
+    const KernelRecord& k = kernel("faster.cl");
+    EXPECT_EQ(k.verdict, 5) << k.reason;
+    ASSERT_TRUE(k.speedup.has_value());
+    EXPECT_GT(*k.speedup, 2.0);
+    EXPECT_FALSE(is_suspect(k)) << k.flags_json;
+    EXPECT_EQ(job.results.value("best_uuid", ""), k.uuid);
+  }
+}
+
+TEST(EvalOcl, RunValidateOnTheExampleIsCorrect) {
+  Scratch s;
+  std::vector<std::string> args = {"run", "task=" + example(kTask).string(), "validate=true"};
+  for (const auto& a : Scratch::quick_args()) args.push_back(a);
+  JobOutcome job = s.run_job("softmax_ocl_example", args);
+  EXPECT_EQ(job.cli.exit_code, 0) << job.cli.output;
+  EXPECT_CONTAINS(job.cli.output, "[1/1] EVOLVE block as written");
+  EXPECT_CONTAINS(job.cli.output, "verdict 5 (correct)");
+  ASSERT_TRUE(job.db_error.empty()) << job.db_error;
+  ASSERT_TRUE(job.job.has_value());
+  EXPECT_EQ(job.job->status, "done");
+  EXPECT_EQ(job.job->language, "OCL");
+  ASSERT_EQ(job.kernels.size(), 1u);
+  EXPECT_EQ(job.kernels[0].verdict, 5) << job.kernels[0].reason;
+  EXPECT_TRUE(job.kernels[0].speedup.has_value());
+  ASSERT_TRUE(job.results.is_object());
+  ASSERT_EQ(job.results["kernels"].size(), 1u);
+  EXPECT_EQ(job.results["kernels"][0].value("uuid", ""), job.kernels[0].uuid);
+}
+
+TEST(EvalOcl, TestCommandRunsTheBlockAndTheReference) {
+  Scratch s;
+  std::vector<std::string> candidate_args = {"test", example(kTask).string()};
+  for (const auto& a : s.isolation_args()) candidate_args.push_back(a);
+  for (const auto& a : Scratch::quick_args()) candidate_args.push_back(a);
+  CliRun block = s.run(candidate_args);
+  EXPECT_EQ(block.exit_code, 0) << block.output;
+  EXPECT_CONTAINS(block.output, "verdict: 5 (correct)");
+  EXPECT_CONTAINS(block.output, "candidate on opencl device");
+  EXPECT_CONTAINS(block.output, "result: pass");
+
+  std::vector<std::string> ref_args = candidate_args;
+  ref_args.push_back("--ref");
+  CliRun ref = s.run(ref_args);
+  EXPECT_EQ(ref.exit_code, 0) << ref.output;
+  EXPECT_CONTAINS(ref.output, "verdict: 5 (correct)");
+  EXPECT_CONTAINS(ref.output, "reference on opencl device");
+  EXPECT_CONTAINS(ref.output, "result: pass");
+}
+
+}  // namespace kf::e2e

@@ -50,7 +50,7 @@ TEST(CudaCandidates, EachGetsItsVerdictAndTheRunGoesOn) {
   EXPECT_CONTAINS(k[0].eval_log, "error");
   EXPECT_EQ(k[1].verdict, 4) << k[1].reason;
   EXPECT_EQ(k[2].verdict, 2) << k[2].reason;
-  EXPECT_CONTAINS(k[2].reason, "out of bounds");
+  EXPECT_CONTAINS(k[2].reason, "out-of-bounds write");
   EXPECT_LT(k[3].verdict, 5) << k[3].reason;
   EXPECT_EQ(k[4].verdict, 5) << k[4].reason;
   ASSERT_TRUE(k[4].speedup.has_value());

@@ -9,7 +9,9 @@ struct Softmax : kf::Problem {
   void setup(kf::Case& c) override {
     long n = c.dim("rows") * c.dim("cols");
     c.input("x", kf::f32, n, kf::normal(0, 3));
-    c.output("y", kf::f32, n, kf::tolerance(1e-4, 1e-7));
+    // rtol 1e-3: a row of 32768 summed in a different order (one thread vs a tree) differs by
+    // more than 1e-4 in float; both orders are legitimate.
+    c.output("y", kf::f32, n, kf::tolerance(1e-3, 1e-7));
   }
   void run(kf::Case& c, kf::Impl impl) override {
     const float* x = c.buffer("x").cuda<const float>();

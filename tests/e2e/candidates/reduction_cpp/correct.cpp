@@ -1,0 +1,17 @@
+// Correct: rows split across OpenMP threads, four independent accumulators per row.
+void row_sums(const float* x, float* y, long rows, long cols) {
+#pragma omp parallel for schedule(static)
+  for (long r = 0; r < rows; ++r) {
+    const float* row = x + r * cols;
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+    long c = 0;
+    for (; c + 4 <= cols; c += 4) {
+      a0 += row[c];
+      a1 += row[c + 1];
+      a2 += row[c + 2];
+      a3 += row[c + 3];
+    }
+    for (; c < cols; ++c) a0 += row[c];
+    y[r] = (a0 + a1) + (a2 + a3);
+  }
+}

@@ -1,0 +1,14 @@
+// Correct values, plus one write past the end of y: the last row also writes y[rows * cols].
+__kernel void softmax(__global const float* x, __global float* y, int rows, int cols) {
+  int row = get_group_id(0);
+  if (row >= rows || get_local_id(0) != 0) return;
+  __global const float* in = x + (long)row * cols;
+  __global float* out = y + (long)row * cols;
+
+  float m = -INFINITY;
+  for (int c = 0; c < cols; ++c) m = fmax(m, in[c]);
+  float s = 0.0f;
+  for (int c = 0; c < cols; ++c) s += exp(in[c] - m);
+  for (int c = 0; c < cols; ++c) out[c] = exp(in[c] - m) / s;
+  if (row == rows - 1) out[cols] = 0.0f;  // y[rows * cols]: one element too far
+}
