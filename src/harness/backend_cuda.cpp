@@ -1,5 +1,5 @@
 // The CUDA backend (runtime host API only, so the host compiler builds it): cudaMalloc'd buffers,
-// event timing on the default stream, and an L2 flush before cold samples.
+// event timing on the default stream, and an L2 flush (a read kernel, from PTX) before cold samples.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -23,6 +23,56 @@ void check_cuda(cudaError_t err, const char* call, const char* file, int line) {
 }
 #define KF_CUDA_CHECK(call) check_cuda((call), #call, __FILE__, __LINE__)
 
+// The cache flush kernel, in PTX so that the host compiler can build this file: a grid-stride
+// read of the flush buffer (16 bytes per thread per step), folded into a value that is stored
+// only if it equals a constant the buffer never produces (so the loads cannot be dropped).
+// Reading rather than writing leaves the L2 full of clean lines, like ncu's cache control; a
+// memset would leave dirty lines whose write-back the next timed kernel would pay for.
+const char kFlushPtx[] = R"PTX(
+.version 7.0
+.target sm_75
+.address_size 64
+
+.visible .entry kf_flush_read(.param .u64 base, .param .u64 count, .param .u64 sink)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<10>;
+  ld.param.u64 %rd1, [base];
+  ld.param.u64 %rd2, [count];
+  ld.param.u64 %rd3, [sink];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd3, %rd3;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mul.wide.u32 %rd4, %r1, %r2;
+  cvt.u64.u32 %rd5, %r3;
+  add.u64 %rd4, %rd4, %rd5;
+  mov.u32 %r4, %nctaid.x;
+  mul.wide.u32 %rd6, %r4, %r2;
+  mov.u32 %r9, 0;
+LOOP:
+  setp.ge.u64 %p1, %rd4, %rd2;
+  @%p1 bra DONE;
+  shl.b64 %rd7, %rd4, 4;
+  add.u64 %rd8, %rd1, %rd7;
+  ld.global.v4.u32 {%r5, %r6, %r7, %r8}, [%rd8];
+  xor.b32 %r9, %r9, %r5;
+  xor.b32 %r9, %r9, %r6;
+  xor.b32 %r9, %r9, %r7;
+  xor.b32 %r9, %r9, %r8;
+  add.u64 %rd4, %rd4, %rd6;
+  bra LOOP;
+DONE:
+  setp.ne.u32 %p2, %r9, -1640531527;
+  @%p2 bra END;
+  st.global.u32 [%rd3], %r9;
+END:
+  ret;
+}
+)PTX";
+
 class CudaDevice : public Device {
  public:
   CudaDevice() {
@@ -40,6 +90,7 @@ class CudaDevice : public Device {
     int l2 = 0;
     cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_);
     l2_bytes_ = static_cast<std::size_t>(std::max(l2, 0));
+    sm_count_ = prop.multiProcessorCount;
     KF_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, not inside the first sample
     KF_CUDA_CHECK(cudaEventCreate(&start_));
     KF_CUDA_CHECK(cudaEventCreate(&stop_));
@@ -48,6 +99,7 @@ class CudaDevice : public Device {
   }
   ~CudaDevice() override {
     if (flush_mem_) cudaFree(flush_mem_);
+    if (flush_library_) cudaLibraryUnload(flush_library_);
     cudaEventDestroy(start_);
     cudaEventDestroy(stop_);
     cudaEventDestroy(tail_);
@@ -109,9 +161,23 @@ class CudaDevice : public Device {
   void flush_caches() override {
     // >= 2x L2 and >= 256 MiB, like KernelBench; persisting L2 lines are reset too.
     std::size_t bytes = std::max<std::size_t>(std::size_t(256) << 20, 2 * l2_bytes_);
-    if (flush_mem_ == nullptr) flush_mem_ = alloc(bytes);
+    if (flush_mem_ == nullptr) {
+      flush_mem_ = alloc(bytes);
+      KF_CUDA_CHECK(cudaMemset(flush_mem_, 0, bytes));
+      load_flush_kernel();
+    }
     KF_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
-    KF_CUDA_CHECK(cudaMemsetAsync(flush_mem_, ++flush_value_, bytes, nullptr));
+    if (flush_kernel_ != nullptr) {
+      void* base = flush_mem_;
+      unsigned long long count = bytes / 16;
+      void* sink = flush_mem_;
+      void* args[] = {&base, &count, &sink};
+      KF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(flush_kernel_),
+                                     dim3(unsigned(std::max(sm_count_, 1) * 4)), dim3(512), args,
+                                     0, nullptr));
+    } else {  // no PTX JIT (should not happen): a write flush, which leaves dirty lines
+      KF_CUDA_CHECK(cudaMemsetAsync(flush_mem_, ++flush_value_, bytes, nullptr));
+    }
     // No synchronise here: the start event is recorded behind the still-running memset, so it
     // fires when the device turns to the call, not while the host is still launching it (an
     // idle device would add the launch latency, several microseconds, to every sample).
@@ -173,7 +239,23 @@ class CudaDevice : public Device {
     tail_baseline_ms_ = gaps[gaps.size() / 2];
   }
 
+  void load_flush_kernel() {
+    cudaLibrary_t library = nullptr;
+    cudaKernel_t kernel = nullptr;
+    if (cudaLibraryLoadData(&library, kFlushPtx, nullptr, nullptr, 0, nullptr, nullptr, 0) ==
+            cudaSuccess &&
+        cudaLibraryGetKernel(&kernel, library, "kf_flush_read") == cudaSuccess) {
+      flush_library_ = library;
+      flush_kernel_ = kernel;
+    } else {
+      cudaGetLastError();  // clear it; flush_caches falls back to a memset
+    }
+  }
+
   int device_ = 0;
+  int sm_count_ = 0;
+  cudaLibrary_t flush_library_ = nullptr;
+  cudaKernel_t flush_kernel_ = nullptr;
   std::string name_, arch_;
   std::size_t l2_bytes_ = 0;
   cudaEvent_t start_ = nullptr, stop_ = nullptr, tail_ = nullptr;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "task/task.h"
@@ -279,6 +280,24 @@ TEST_F(TaskPackageTest, WriteArchiveRoundTripsAndIsReproducible) {
     EXPECT_EQ(*read_file(again), *first);
   }
   EXPECT_FALSE(write_archive(dir, tmp_ / "x.rar").is_ok());
+}
+
+// Every bundled example loads, and each has exactly one EVOLVE and one REFERENCE block; the
+// user-style package carries its USER_INSTRUCTIONS from the kernel file it sits in.
+TEST_F(TaskPackageTest, BundledExamplesLoad) {
+  const char* src = std::getenv("KF_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  int seen = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(src) / "examples" / "tasks")) {
+    SCOPED_TRACE(entry.path().string());
+    TaskPackage pkg = load_ok(entry.path());
+    EXPECT_EQ(pkg.blocks_of(BlockKind::kEvolve).size(), 1u);
+    EXPECT_EQ(pkg.blocks_of(BlockKind::kReference).size(), 1u);
+    ++seen;
+  }
+  EXPECT_GE(seen, 5);
+  TaskPackage blur = load_ok(fs::path(src) / "examples" / "tasks" / "box_blur_cpp");
+  EXPECT_NE(blur.user_instructions().find("golden images"), std::string::npos);
 }
 
 }  // namespace

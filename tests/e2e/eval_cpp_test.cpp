@@ -120,4 +120,17 @@ TEST(EvalCpp, TestCommandRunsTheBlockAndTheReference) {
   EXPECT_CONTAINS(ref.output, "result: pass");
 }
 
+// The package written as a user would, for an existing kernel: it validates as shipped, and its
+// USER_INSTRUCTIONS block is read from the source file it sits in.
+TEST(EvalCpp, UserStylePackageValidates) {
+  Scratch s;
+  std::vector<std::string> args = {"run", "task=" + example("box_blur_cpp").string(), "validate=true"};
+  for (const auto& a : Scratch::quick_args()) args.push_back(a);
+  JobOutcome job = s.run_job("box_blur_cpp_tuning", args);
+  EXPECT_EQ(job.cli.exit_code, 0) << job.cli.output;
+  EXPECT_CONTAINS(job.cli.output, "verdict 5 (correct)");
+  ASSERT_EQ(job.kernels.size(), 1u);
+  EXPECT_EQ(job.kernels[0].verdict, 5) << job.kernels[0].reason;
+}
+
 }  // namespace kf::e2e
