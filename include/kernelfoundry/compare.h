@@ -20,7 +20,9 @@ struct Tolerance {
 inline Tolerance tolerance(double rtol, double atol = 0.0, double ratio = 1.0) {
   return Tolerance{rtol, atol, ratio};
 }
-inline Tolerance exact() { return Tolerance{0.0, 0.0, 1.0}; }
+inline Tolerance exact() {
+  return Tolerance{0.0, 0.0, 1.0};
+}
 // What an output gets when the task names no tolerance: loose enough for the dtype's precision.
 Tolerance default_tolerance(DType dtype);
 
@@ -34,11 +36,11 @@ struct CompareResult {
   bool passed = true;
   long total = 0;
   long mismatches = 0;
-  long nonfinite = 0;   // mismatches where actual is NaN/Inf and expected is not
-  double max_abs = 0;   // over elements where both values are finite
-  double max_rel = 0;   // |a-e| / (|e| + 1e-12), same elements
-  double cosine = 1;    // over elements where both values are finite
-  long first_bad = -1;  // index of the first mismatch, -1 if none
+  long nonfinite = 0;                     // mismatches where actual is NaN/Inf and expected is not
+  double max_abs = 0;                     // over elements where both values are finite
+  double max_rel = 0;                     // |a-e| / (|e| + 1e-12), same elements
+  double cosine = 1;                      // over elements where both values are finite
+  long first_bad = -1;                    // index of the first mismatch, -1 if none
   std::vector<MismatchExample> examples;  // the first few mismatches
 
   explicit operator bool() const { return passed; }

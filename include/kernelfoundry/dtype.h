@@ -46,15 +46,24 @@ inline constexpr bool dtype_is_float(DType t) {
 
 inline constexpr const char* dtype_name(DType t) {
   switch (t) {
-    case DType::F32: return "f32";
-    case DType::F64: return "f64";
-    case DType::F16: return "f16";
-    case DType::BF16: return "bf16";
-    case DType::I8: return "i8";
-    case DType::U8: return "u8";
-    case DType::I32: return "i32";
-    case DType::U32: return "u32";
-    case DType::I64: return "i64";
+    case DType::F32:
+      return "f32";
+    case DType::F64:
+      return "f64";
+    case DType::F16:
+      return "f16";
+    case DType::BF16:
+      return "bf16";
+    case DType::I8:
+      return "i8";
+    case DType::U8:
+      return "u8";
+    case DType::I32:
+      return "i32";
+    case DType::U32:
+      return "u32";
+    case DType::I64:
+      return "i64";
   }
   return "?";
 }

@@ -93,7 +93,9 @@ inline Distribution normal(double mean, double stddev) {
 inline Distribution ints(long low, long high) {
   return {Distribution::Kind::Ints, double(low), double(high)};
 }
-inline Distribution constant(double value) { return {Distribution::Kind::Constant, value, 0}; }
+inline Distribution constant(double value) {
+  return {Distribution::Kind::Constant, value, 0};
+}
 
 // ---- shapes and the benchmark -------------------------------------------------------------
 // An ordered list of named sizes. id() is "rows=4096,cols=1024" (declaration order).
@@ -138,7 +140,9 @@ struct NDRange {
 struct LocalMem {
   std::size_t bytes;
 };
-inline LocalMem local_mem(std::size_t bytes) { return LocalMem{bytes}; }
+inline LocalMem local_mem(std::size_t bytes) {
+  return LocalMem{bytes};
+}
 
 // A kernel of a program built by OpenCL::kernel(); owned by the runtime (cached per process).
 class ClKernel {
@@ -352,7 +356,7 @@ struct Suite {
 // Runs the protocol on argv and returns the exit code: 0 pass, 1 wrong values or shape mismatch,
 // 2 runtime error (device error, out-of-bounds write, exception, bad arguments).
 int main(int argc, char** argv, Problem& problem, const Suite& suite);
-int main(int argc, char** argv, Problem& problem, Backend backend,
-         std::vector<Shape> correctness, Benchmark benchmark);
+int main(int argc, char** argv, Problem& problem, Backend backend, std::vector<Shape> correctness,
+         Benchmark benchmark);
 
 }  // namespace kernelfoundry

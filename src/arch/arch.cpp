@@ -21,26 +21,26 @@ const std::vector<Entry>& table() {
        {"h200", "NVIDIA", "NVIDIA H200 (Hopper, sm_90, 141 GB HBM3e)", "sm_90", 4800, 67, 134, 990,
         132, 50, 227}},
       {{"h100", "hopper"},
-       {"h100", "NVIDIA", "NVIDIA H100 SXM (Hopper, sm_90, 80 GB HBM3)", "sm_90", 3350, 67, 134, 990,
-        132, 50, 227}},
+       {"h100", "NVIDIA", "NVIDIA H100 SXM (Hopper, sm_90, 80 GB HBM3)", "sm_90", 3350, 67, 134,
+        990, 132, 50, 227}},
       {{"a100", "ampere"},
        {"a100", "NVIDIA", "NVIDIA A100 SXM (Ampere, sm_80, 80 GB HBM2e)", "sm_80", 2039, 19.5, 78,
         312, 108, 40, 163}},
       {{"l40s", "ada"},
-       {"l40s", "NVIDIA", "NVIDIA L40S (Ada Lovelace, sm_89, 48 GB GDDR6)", "sm_89", 864, 91.6, 91.6,
-        362, 142, 96, 99}},
+       {"l40s", "NVIDIA", "NVIDIA L40S (Ada Lovelace, sm_89, 48 GB GDDR6)", "sm_89", 864, 91.6,
+        91.6, 362, 142, 96, 99}},
       {{"b200", "blackwell"},
        {"b200", "NVIDIA", "NVIDIA B200 (Blackwell, sm_100, 192 GB HBM3e)", "sm_100", 8000, 80, 160,
         2250, 148, 126, 227}},
       {{"lnl", "lunarlake"},
-       {"lnl", "Intel", "Intel Lunar Lake Xe2 integrated GPU (LPDDR5X)", "", 136, 3.8, 7.7, 67, 8, 8,
-        64}},
+       {"lnl", "Intel", "Intel Lunar Lake Xe2 integrated GPU (LPDDR5X)", "", 136, 3.8, 7.7, 67, 8,
+        8, 64}},
       {{"ptl", "pantherlake"},
-       {"ptl", "Intel", "Intel Panther Lake Xe3 integrated GPU (LPDDR5X)", "", 150, 5.0, 10, 120, 12,
-        16, 64}},
+       {"ptl", "Intel", "Intel Panther Lake Xe3 integrated GPU (LPDDR5X)", "", 150, 5.0, 10, 120,
+        12, 16, 64}},
       {{"bmg", "battlemage", "b580"},
-       {"bmg", "Intel", "Intel Arc B580 (Battlemage, Xe2, 12 GB GDDR6)", "", 456, 13.7, 27.3, 233, 20,
-        18, 64}},
+       {"bmg", "Intel", "Intel Arc B580 (Battlemage, Xe2, 12 GB GDDR6)", "", 456, 13.7, 27.3, 233,
+        20, 18, 64}},
       {{"dg2", "alchemist", "a770"},
        {"dg2", "Intel", "Intel Arc A770 (Alchemist, Xe-HPG, 16 GB GDDR6)", "", 560, 19.7, 39.3, 157,
         32, 16, 64}},
@@ -95,7 +95,8 @@ std::string describe_arch(const ArchProfile& a) {
   if (a.tensor_tflops > 0) s += strprintf("; tensor FP16/BF16 %.0f TFLOP/s", a.tensor_tflops);
   if (a.compute_units > 0) s += strprintf("; %d compute units", a.compute_units);
   if (a.l2_mib > 0) s += strprintf("; L2 %.0f MiB", a.l2_mib);
-  if (a.shared_kib_per_block > 0) s += strprintf("; shared memory %d KiB/block", a.shared_kib_per_block);
+  if (a.shared_kib_per_block > 0)
+    s += strprintf("; shared memory %d KiB/block", a.shared_kib_per_block);
   return s;
 }
 

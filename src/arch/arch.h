@@ -15,9 +15,9 @@ struct ArchProfile {
   std::string cuda_sm;      // "sm_90" where CUDA applies, else ""
   double dram_gbps = 0;     // peak DRAM bandwidth, GB/s (0 = unknown)
   double fp32_tflops = 0;
-  double fp16_tflops = 0;     // vector FP16
-  double tensor_tflops = 0;   // dense FP16/BF16 tensor peak
-  int compute_units = 0;      // SMs / Xe cores / CPU cores
+  double fp16_tflops = 0;    // vector FP16
+  double tensor_tflops = 0;  // dense FP16/BF16 tensor peak
+  int compute_units = 0;     // SMs / Xe cores / CPU cores
   double l2_mib = 0;
   int shared_kib_per_block = 0;
 };

@@ -47,7 +47,9 @@ Result<std::unique_ptr<Store>> open_store(const Config& config) {
                      static_cast<int>(config.get_int("database.busy_timeout_ms", 5000)));
 }
 
-std::string speedup_cell(const std::optional<double>& s) { return s ? strprintf("%.3fx", *s) : "-"; }
+std::string speedup_cell(const std::optional<double>& s) {
+  return s ? strprintf("%.3fx", *s) : "-";
+}
 
 }  // namespace
 
@@ -83,7 +85,8 @@ int cmd_eval(const std::vector<std::string>& args) {
   if (!job) return fail(job.message());
   size_t blocks = job->task.blocks_of(BlockKind::kEvolve).size();
   if (blocks != 1)
-    return fail(strprintf("the task has %zu EVOLVE blocks; eval FILE replaces exactly one", blocks));
+    return fail(
+        strprintf("the task has %zu EVOLVE blocks; eval FILE replaces exactly one", blocks));
   PosixProcessRunner runner;
   auto summary = run_candidates(*job, candidates, runner, std::cout);
   if (!summary) return fail(summary.message());
@@ -111,7 +114,9 @@ int cmd_test(const std::vector<std::string>& args) {
   auto config = compose_for(config_args, &task);
   if (!config) return fail(config.message());
   auto language = parse_language(config->get_string("language"));
-  if (!language) return fail(language.message() + " (set language in " + (task.root / "config.yaml").string() + ")");
+  if (!language)
+    return fail(language.message() + " (set language in " + (task.root / "config.yaml").string() +
+                ")");
   JobContext job{std::move(*config), std::move(task)};
   job.language = *language;
   auto archs = normalize_gpu_archs(job.config);
@@ -142,10 +147,12 @@ int cmd_init(const std::vector<std::string>& args) {
       return fail("init takes one folder, got '" + dir + "' and '" + args[i] + "'");
     }
   }
-  if (dir.empty() || language.empty()) return fail("usage: kernelfoundry init DIR --language CUDA|OCL|CPP");
+  if (dir.empty() || language.empty())
+    return fail("usage: kernelfoundry init DIR --language CUDA|OCL|CPP");
   auto lang = parse_language(language);
   if (!lang) return fail(lang.message());
-  if (Status s = scaffold_task(dir, std::string(language_name(*lang))); !s) return fail(s.message());
+  if (Status s = scaffold_task(dir, std::string(language_name(*lang))); !s)
+    return fail(s.message());
   std::cout << "wrote a " << language_name(*lang) << " task package to " << dir << "\n"
             << "next: kernelfoundry test " << dir << "   (then: kernelfoundry run task=" << dir
             << " validate=true)\n";
@@ -153,7 +160,8 @@ int cmd_init(const std::vector<std::string>& args) {
 }
 
 int cmd_config(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] != "show") return fail("usage: kernelfoundry config show [task=<package>] [key=value ...]");
+  if (args.empty() || args[0] != "show")
+    return fail("usage: kernelfoundry config show [task=<package>] [key=value ...]");
   auto config = compose_for({args.begin() + 1, args.end()}, nullptr);
   if (!config) return fail(config.message());
   std::cout << config->show();
@@ -167,10 +175,12 @@ int cmd_jobs(const std::vector<std::string>& args) {
   if (!store) return fail(store.message());
   auto jobs = (*store)->jobs();
   if (!jobs) return fail(jobs.message());
-  std::cout << strprintf("%-24s %-20s %-7s %-10s %-12s %s\n", "job", "task", "lang", "arch", "status", "updated");
+  std::cout << strprintf("%-24s %-20s %-7s %-10s %-12s %s\n", "job", "task", "lang", "arch",
+                         "status", "updated");
   for (const auto& j : *jobs) {
-    std::cout << strprintf("%-24s %-20s %-7s %-10s %-12s %s\n", j.job_name.c_str(), j.task_name.c_str(),
-                           j.language.c_str(), j.gpu_arch.c_str(), j.status.c_str(), j.updated_at.c_str());
+    std::cout << strprintf("%-24s %-20s %-7s %-10s %-12s %s\n", j.job_name.c_str(),
+                           j.task_name.c_str(), j.language.c_str(), j.gpu_arch.c_str(),
+                           j.status.c_str(), j.updated_at.c_str());
   }
   return kExitOk;
 }
@@ -179,10 +189,14 @@ int cmd_kernels(const std::vector<std::string>& args) {
   KernelFilter filter;
   std::vector<std::string> config_args;
   for (const auto& a : args) {
-    if (starts_with(a, "job=")) filter.job_name = a.substr(4);
-    else if (starts_with(a, "task=")) filter.task_name = a.substr(5);
-    else if (starts_with(a, "limit=")) filter.limit = std::atoi(a.c_str() + 6);
-    else config_args.push_back(a);
+    if (starts_with(a, "job="))
+      filter.job_name = a.substr(4);
+    else if (starts_with(a, "task="))
+      filter.task_name = a.substr(5);
+    else if (starts_with(a, "limit="))
+      filter.limit = std::atoi(a.c_str() + 6);
+    else
+      config_args.push_back(a);
   }
   auto config = compose_for(config_args, nullptr);
   if (!config) return fail(config.message());
@@ -190,13 +204,15 @@ int cmd_kernels(const std::vector<std::string>& args) {
   if (!store) return fail(store.message());
   auto kernels = (*store)->kernels(filter);
   if (!kernels) return fail(kernels.message());
-  std::cout << strprintf("%-36s %-20s %-16s %5s %6s %-16s %9s  %s\n", "uuid", "job", "task", "trial", "branch",
-                         "verdict", "speedup", "reason");
+  std::cout << strprintf("%-36s %-20s %-16s %5s %6s %-16s %9s  %s\n", "uuid", "job", "task",
+                         "trial", "branch", "verdict", "speedup", "reason");
   for (const auto& k : *kernels) {
-    std::string verdict = strprintf("%d %s", k.verdict, std::string(verdict_name(k.verdict)).c_str());
-    std::cout << strprintf("%-36s %-20s %-16s %5d %6d %-16s %9s  %s\n", k.uuid.c_str(), k.job_name.c_str(),
-                           k.task_name.c_str(), k.trial, k.branch, verdict.c_str(),
-                           speedup_cell(k.speedup).c_str(), truncate_middle(k.reason, 60, 20).c_str());
+    std::string verdict =
+        strprintf("%d %s", k.verdict, std::string(verdict_name(k.verdict)).c_str());
+    std::cout << strprintf("%-36s %-20s %-16s %5d %6d %-16s %9s  %s\n", k.uuid.c_str(),
+                           k.job_name.c_str(), k.task_name.c_str(), k.trial, k.branch,
+                           verdict.c_str(), speedup_cell(k.speedup).c_str(),
+                           truncate_middle(k.reason, 60, 20).c_str());
   }
   return kExitOk;
 }

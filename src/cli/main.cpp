@@ -15,14 +15,16 @@ struct Command {
 };
 
 const Command kCommands[] = {
-    {"run", "run task=<package> [key=value ...]   evaluate (validate=true / max_iters=0) or optimise",
+    {"run",
+     "run task=<package> [key=value ...]   evaluate (validate=true / max_iters=0) or optimise",
      kf::cmd_run},
     {"eval", "eval task=<package> FILE... [key=value ...]   evaluate replacement EVOLVE blocks",
      kf::cmd_eval},
     {"test", "test DIR [--ref] [key=value ...]   run a package's tests once, as its author would",
      kf::cmd_test},
     {"init", "init DIR --language CUDA|OCL|CPP   scaffold a working task package", kf::cmd_init},
-    {"config", "config show [task=<package>] [key=value ...]   print the composed config and origins",
+    {"config",
+     "config show [task=<package>] [key=value ...]   print the composed config and origins",
      kf::cmd_config},
     {"jobs", "jobs [key=value ...]   list the jobs in the kernel database", kf::cmd_jobs},
     {"kernels", "kernels [job=NAME] [task=NAME] [limit=N] [key=value ...]   list stored kernels",

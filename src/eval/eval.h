@@ -53,22 +53,24 @@ struct EvalResult {
   std::string reason;
   std::optional<double> speedup;  // geometric mean over benchmark shapes, when correct
   double fitness = 0;
-  std::map<std::string, ShapeTiming> timings;  // by benchmark shape id
+  std::map<std::string, ShapeTiming> timings;      // by benchmark shape id
   nlohmann::json flags = nlohmann::json::array();  // [{flag, detail, suspect}]
   nlohmann::json harness;                          // the harness's result file, as written
   std::string eval_log;
-  double build_s = 0, test_s = 0;         // wall time of the build and of the test child
+  double build_s = 0, test_s = 0;             // wall time of the build and of the test child
   double correctness_s = 0, benchmark_s = 0;  // phases as the harness measured them
   int build_steps_run = 0, build_steps_cached = 0;
   std::filesystem::path dir;  // the candidate's directory (sources, result file, eval log)
 
   bool suspect() const;
-  nlohmann::json runtimes_json() const;  // {shape: {median_ms, mean_ms, min_ms, std_ms, n, samples}}
+  nlohmann::json runtimes_json()
+      const;  // {shape: {median_ms, mean_ms, min_ms, std_ms, n, samples}}
 };
 
 class Evaluator {
  public:
-  Evaluator(const TaskPackage& task, EvalOptions options, Toolchain toolchain, ProcessRunner& runner);
+  Evaluator(const TaskPackage& task, EvalOptions options, Toolchain toolchain,
+            ProcessRunner& runner);
 
   // Builds, checks and times the reference (once per job and arch). A reference that does not
   // build or pass its own check means the task is broken: that is an error, not a verdict.
@@ -76,7 +78,8 @@ class Evaluator {
   const EvalResult* reference() const { return reference_ ? &*reference_ : nullptr; }
 
   // Evaluates the package with `changed` files applied (empty: the EVOLVE block as it stands).
-  EvalResult evaluate(const std::string& candidate_id, const std::map<std::string, std::string>& changed);
+  EvalResult evaluate(const std::string& candidate_id,
+                      const std::map<std::string, std::string>& changed);
 
   // Runs the task's tests once, as a task author would (`kernelfoundry test`).
   EvalResult run_tests_once(bool reference_impl);
@@ -86,8 +89,10 @@ class Evaluator {
                            bool reference_impl);
   void score(EvalResult& result) const;
   void remeasure_if_suspect(EvalResult& result, const std::filesystem::path& binary,
-                            const std::filesystem::path& src_dir, const std::filesystem::path& work_dir);
-  ProcessResult run_harness(const std::filesystem::path& binary, const std::filesystem::path& src_dir,
+                            const std::filesystem::path& src_dir,
+                            const std::filesystem::path& work_dir);
+  ProcessResult run_harness(const std::filesystem::path& binary,
+                            const std::filesystem::path& src_dir,
                             const std::filesystem::path& work_dir, bool reference_impl,
                             const std::string& phase, const std::filesystem::path& out_file);
 

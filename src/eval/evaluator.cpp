@@ -24,7 +24,9 @@ nlohmann::json read_json_file(const fs::path& path) {
   }
 }
 
-std::string fmt_num(double v) { return strprintf("%g", v); }
+std::string fmt_num(double v) {
+  return strprintf("%g", v);
+}
 
 }  // namespace
 
@@ -37,8 +39,12 @@ bool EvalResult::suspect() const {
 nlohmann::json EvalResult::runtimes_json() const {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [shape, t] : timings) {
-    out[shape] = {{"median_ms", t.median_ms}, {"mean_ms", t.mean_ms}, {"min_ms", t.min_ms},
-                  {"std_ms", t.std_ms},       {"n", t.n},             {"samples_ms", t.samples_ms}};
+    out[shape] = {{"median_ms", t.median_ms},
+                  {"mean_ms", t.mean_ms},
+                  {"min_ms", t.min_ms},
+                  {"std_ms", t.std_ms},
+                  {"n", t.n},
+                  {"samples_ms", t.samples_ms}};
   }
   return out;
 }
@@ -55,12 +61,27 @@ ProcessResult Evaluator::run_harness(const fs::path& binary, const fs::path& src
                                      const fs::path& work_dir, bool reference_impl,
                                      const std::string& phase, const fs::path& out_file) {
   ProcessSpec spec;
-  spec.argv = {binary.string(), "--phase", phase, "--out", out_file.string(), "--kernel-dir",
-               src_dir.string(), "--seeds", std::to_string(options_.num_seeds), "--noise",
-               fmt_num(options_.noise_target), "--min-samples", std::to_string(options_.min_samples),
-               "--max-samples", std::to_string(options_.max_samples), "--time-budget",
-               fmt_num(options_.time_budget_s), "--warmup-time", fmt_num(options_.warmup_min_time_s),
-               "--warmup-iters", std::to_string(options_.warmup_min_iters)};
+  spec.argv = {binary.string(),
+               "--phase",
+               phase,
+               "--out",
+               out_file.string(),
+               "--kernel-dir",
+               src_dir.string(),
+               "--seeds",
+               std::to_string(options_.num_seeds),
+               "--noise",
+               fmt_num(options_.noise_target),
+               "--min-samples",
+               std::to_string(options_.min_samples),
+               "--max-samples",
+               std::to_string(options_.max_samples),
+               "--time-budget",
+               fmt_num(options_.time_budget_s),
+               "--warmup-time",
+               fmt_num(options_.warmup_min_time_s),
+               "--warmup-iters",
+               std::to_string(options_.warmup_min_iters)};
   if (reference_impl) spec.argv.push_back("--ref");
   if (!options_.cold_samples) spec.argv.push_back("--warm");
   if (options_.arch.dram_gbps > 0) {
@@ -79,7 +100,8 @@ ProcessResult Evaluator::run_harness(const fs::path& binary, const fs::path& src
   return runner_.run(sandboxed(std::move(spec), sandbox));
 }
 
-EvalResult Evaluator::build_and_run(const std::string& id, const std::map<std::string, std::string>& changed,
+EvalResult Evaluator::build_and_run(const std::string& id,
+                                    const std::map<std::string, std::string>& changed,
                                     bool reference_impl) {
   EvalResult result;
   result.dir = options_.work_root / id;
@@ -110,8 +132,8 @@ EvalResult Evaluator::build_and_run(const std::string& id, const std::map<std::s
     result.eval_log = format_eval_log({&result, nullptr, "", "", options_.max_log_chars});
     return result;
   }
-  BuildLimits limits{options_.build_timeout_s, options_.inactivity_timeout_s, options_.max_output_bytes,
-                     options_.build_parallel};
+  BuildLimits limits{options_.build_timeout_s, options_.inactivity_timeout_s,
+                     options_.max_output_bytes, options_.build_parallel};
   BuildOutcome build = run_build(*plan, options_.cache_dir, limits, runner_);
   result.build_s = build.seconds;
   result.build_steps_run = build.steps_run;
@@ -123,7 +145,8 @@ EvalResult Evaluator::build_and_run(const std::string& id, const std::map<std::s
   std::string build_log = clean_compiler_output(build.output, clean);
   if (!build.ok) {
     result.verdict = kCompileError;
-    result.reason = build.timed_out ? strprintf("build timed out after %.0f s (build_timeout)", options_.build_timeout_s)
+    result.reason = build.timed_out ? strprintf("build timed out after %.0f s (build_timeout)",
+                                                options_.build_timeout_s)
                                     : "did not compile: " + build.error;
     result.eval_log = format_eval_log({&result, nullptr, build_log, "", options_.max_log_chars});
     return result;
@@ -147,8 +170,8 @@ EvalResult Evaluator::build_and_run(const std::string& id, const std::map<std::s
     double sampled_s = result.harness.value("sampled_ms_total", 0.0) / 1000.0;
     if (sampled_s > proc.wall_s * 1.02 + 0.01)
       add_flag(result, "reported_time_exceeds_wall_time",
-               strprintf("the test child reported %.3f s of timed samples but ran for only %.3f s", sampled_s,
-                         proc.wall_s),
+               strprintf("the test child reported %.3f s of timed samples but ran for only %.3f s",
+                         sampled_s, proc.wall_s),
                true);
   }
   if (result.verdict == kCorrect && !reference_impl) {
@@ -174,7 +197,8 @@ void Evaluator::score(EvalResult& r) const {
                        options_.max_plausible_speedup),
              true);
   r.fitness = r.verdict + ((r.verdict == kCorrect && r.speedup && !r.suspect()) ? *r.speedup : 0.0);
-  if (r.verdict == kCorrect && r.suspect() && r.reason.find("not counted as a win") == std::string::npos)
+  if (r.verdict == kCorrect && r.suspect() &&
+      r.reason.find("not counted as a win") == std::string::npos)
     r.reason += "; flagged by the integrity checks, not counted as a win";
 }
 
@@ -206,15 +230,15 @@ void Evaluator::remeasure_if_suspect(EvalResult& r, const fs::path& binary, cons
 Result<EvalResult> Evaluator::prepare_reference() {
   EvalResult ref = build_and_run("reference", {}, true);
   if (ref.verdict != kCorrect)
-    return Result<EvalResult>::error("the task's reference failed its own check (verdict " +
-                                     std::to_string(ref.verdict) + ", " +
-                                     std::string(verdict_name(ref.verdict)) + "): " + ref.reason +
-                                     "\n" + ref.eval_log);
+    return Result<EvalResult>::error(
+        "the task's reference failed its own check (verdict " + std::to_string(ref.verdict) + ", " +
+        std::string(verdict_name(ref.verdict)) + "): " + ref.reason + "\n" + ref.eval_log);
   reference_ = std::move(ref);
   return *reference_;
 }
 
-EvalResult Evaluator::evaluate(const std::string& candidate_id, const std::map<std::string, std::string>& changed) {
+EvalResult Evaluator::evaluate(const std::string& candidate_id,
+                               const std::map<std::string, std::string>& changed) {
   return build_and_run(candidate_id, changed, false);
 }
 

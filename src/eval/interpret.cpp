@@ -24,7 +24,8 @@ bool is_suspect_flag(const std::string& flag) {
          flag == "wrong_after_timing" || flag == "input_modified";
 }
 
-void add_flag(EvalResult& result, const std::string& flag, const std::string& detail, bool suspect) {
+void add_flag(EvalResult& result, const std::string& flag, const std::string& detail,
+              bool suspect) {
   for (const auto& f : result.flags)
     if (f.value("flag", "") == flag) return;
   result.flags.push_back({{"flag", flag}, {"detail", detail}, {"suspect", suspect}});
@@ -64,9 +65,11 @@ void interpret_test_run(const ProcessResult& proc, const nlohmann::json& result,
   // A kill or crash decides first: the result file may predate it.
   if (proc.timed_out || proc.inactive) {
     out.verdict = kRuntimeError;
-    out.reason = proc.timed_out
-                     ? strprintf("timed out after %.0f s (test_timeout): a hang or far too slow", proc.limit_s)
-                     : strprintf("no output for %.0f s (inactivity timeout): likely a hang", proc.limit_s);
+    out.reason =
+        proc.timed_out
+            ? strprintf("timed out after %.0f s (test_timeout): a hang or far too slow",
+                        proc.limit_s)
+            : strprintf("no output for %.0f s (inactivity timeout): likely a hang", proc.limit_s);
     return;
   }
   if (!proc.started) {
@@ -106,7 +109,8 @@ void interpret_test_run(const ProcessResult& proc, const nlohmann::json& result,
   } else {
     out.verdict = kRuntimeError;
     out.reason = reason.empty() ? "runtime error (" + proc.describe() + ")" : reason;
-    if (status == "pass") out.reason = "the test binary exited with " + proc.describe() + " after passing";
+    if (status == "pass")
+      out.reason = "the test binary exited with " + proc.describe() + " after passing";
   }
 }
 

@@ -19,9 +19,12 @@ nlohmann::json harness_result(const std::string& status, const std::string& reas
           {"version", 1},
           {"status", status},
           {"reason", reason},
-          {"stats", {{"n=1024", {{"median_ms", 2.0}, {"mean_ms", 2.1}, {"min_ms", 1.9}, {"std_ms", 0.1}, {"n", 12}}}}},
+          {"stats",
+           {{"n=1024",
+             {{"median_ms", 2.0}, {"mean_ms", 2.1}, {"min_ms", 1.9}, {"std_ms", 0.1}, {"n", 12}}}}},
           {"timings", {{"n=1024", {2.0, 2.1, 1.9}}}},
-          {"flags", nlohmann::json::array({{{"flag", "nondeterministic"}, {"detail", "bits differ"}}})}};
+          {"flags",
+           nlohmann::json::array({{{"flag", "nondeterministic"}, {"detail", "bits differ"}}})}};
 }
 
 }  // namespace
@@ -46,7 +49,8 @@ TEST(Interpret, StatusesMapToTheLadder) {
   EXPECT_EQ(shape.verdict, kShapeMismatch);
   interpret_test_run(exited(2), harness_result("error", "CUDA error: illegal address"), error);
   EXPECT_EQ(error.verdict, kRuntimeError);
-  interpret_test_run(exited(2), harness_result("error", "OpenCL program build failed: softmax.cl"), compile);
+  interpret_test_run(exited(2), harness_result("error", "OpenCL program build failed: softmax.cl"),
+                     compile);
   EXPECT_EQ(compile.verdict, kCompileError);
 }
 

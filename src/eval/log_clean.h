@@ -9,9 +9,9 @@ namespace kf {
 
 struct LogCleanOptions {
   std::vector<std::string> strip_prefixes;  // absolute dirs to cut from paths ("/x/src/" -> "")
-  std::vector<std::string> own_files;       // package files (relative); warnings elsewhere are dropped
+  std::vector<std::string> own_files;  // package files (relative); warnings elsewhere are dropped
   size_t max_line_chars = 300;
-  size_t max_chars = 6000;                  // cap for the whole text; error lines are kept first
+  size_t max_chars = 6000;  // cap for the whole text; error lines are kept first
 };
 
 std::string clean_compiler_output(const std::string& raw, const LogCleanOptions& options);

@@ -37,12 +37,14 @@ TEST(LogClean, RemovesRepeatedDiagnosticsAndNvccFormat) {
   o.strip_prefixes = {"/w"};
   o.own_files = {"k.cu"};
   std::string out = clean_compiler_output(raw, o);
-  EXPECT_EQ(out, "k.cu(12): error: identifier \"foo\" is undefined\nk.cu(13): error: expected a \";\"\n");
+  EXPECT_EQ(
+      out, "k.cu(12): error: identifier \"foo\" is undefined\nk.cu(13): error: expected a \";\"\n");
 }
 
 TEST(LogClean, CapKeepsErrorsAndNotesTheCut) {
   std::string raw;
-  for (int i = 0; i < 200; ++i) raw += "k.cpp:" + std::to_string(i) + ":1: warning: noise " + std::string(40, 'w') + "\n";
+  for (int i = 0; i < 200; ++i)
+    raw += "k.cpp:" + std::to_string(i) + ":1: warning: noise " + std::string(40, 'w') + "\n";
   raw += "k.cpp:999:1: error: the real problem\n";
   LogCleanOptions o;
   o.own_files = {"k.cpp"};

@@ -1,5 +1,6 @@
 // The CUDA backend (runtime host API only, so the host compiler builds it): cudaMalloc'd buffers,
-// event timing on the default stream, and an L2 flush (a read kernel, from PTX) before cold samples.
+// event timing on the default stream, and an L2 flush (a read kernel, from PTX) before cold
+// samples.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -79,8 +80,8 @@ class CudaDevice : public Device {
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {
-      throw Error("no CUDA device: " + (err != cudaSuccess ? cuda_error_text(err)
-                                                             : std::string("none visible")));
+      throw Error("no CUDA device: " +
+                  (err != cudaSuccess ? cuda_error_text(err) : std::string("none visible")));
     }
     KF_CUDA_CHECK(cudaGetDevice(&device_));
     cudaDeviceProp prop;
@@ -121,8 +122,8 @@ class CudaDevice : public Device {
     void* p = nullptr;
     cudaError_t err = cudaMalloc(&p, std::max<std::size_t>(bytes, 1));
     if (err != cudaSuccess) {
-      throw DeviceError("cudaMalloc(" + std::to_string(bytes) + " bytes) failed: " +
-                        cuda_error_text(err));
+      throw DeviceError("cudaMalloc(" + std::to_string(bytes) +
+                        " bytes) failed: " + cuda_error_text(err));
     }
     return p;
   }
@@ -136,7 +137,8 @@ class CudaDevice : public Device {
   }
   void download(void* mem, std::size_t offset, void* dst, std::size_t bytes) override {
     if (bytes == 0) return;
-    KF_CUDA_CHECK(cudaMemcpy(dst, static_cast<const char*>(mem) + offset, bytes, cudaMemcpyDeviceToHost));
+    KF_CUDA_CHECK(
+        cudaMemcpy(dst, static_cast<const char*>(mem) + offset, bytes, cudaMemcpyDeviceToHost));
   }
   void fill(void* mem, std::size_t offset, const void* pattern, std::size_t pattern_bytes,
             std::size_t bytes) override {
@@ -148,12 +150,14 @@ class CudaDevice : public Device {
       return;
     }
     // The runtime API has no multi-byte memset: upload one block, then double it on the device.
-    std::size_t block = std::min(bytes, std::max<std::size_t>(pattern_bytes, 1 << 16) / pattern_bytes * pattern_bytes);
+    std::size_t block = std::min(
+        bytes, std::max<std::size_t>(pattern_bytes, 1 << 16) / pattern_bytes * pattern_bytes);
     std::vector<unsigned char> host(block);
     for (std::size_t i = 0; i < block; i += pattern_bytes) std::memcpy(&host[i], p, pattern_bytes);
     upload(dst, 0, host.data(), block);
     for (std::size_t done = block; done < bytes; done *= 2) {
-      KF_CUDA_CHECK(cudaMemcpy(dst + done, dst, std::min(done, bytes - done), cudaMemcpyDeviceToDevice));
+      KF_CUDA_CHECK(
+          cudaMemcpy(dst + done, dst, std::min(done, bytes - done), cudaMemcpyDeviceToDevice));
     }
   }
   void synchronize() override { KF_CUDA_CHECK(cudaDeviceSynchronize()); }
@@ -173,8 +177,8 @@ class CudaDevice : public Device {
       void* sink = flush_mem_;
       void* args[] = {&base, &count, &sink};
       KF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(flush_kernel_),
-                                     dim3(unsigned(std::max(sm_count_, 1) * 4)), dim3(512), args,
-                                     0, nullptr));
+                                     dim3(unsigned(std::max(sm_count_, 1) * 4)), dim3(512), args, 0,
+                                     nullptr));
     } else {  // no PTX JIT (should not happen): a write flush, which leaves dirty lines
       KF_CUDA_CHECK(cudaMemsetAsync(flush_mem_, ++flush_value_, bytes, nullptr));
     }
@@ -194,7 +198,8 @@ class CudaDevice : public Device {
     cudaError_t sync = cudaDeviceSynchronize();
     cudaError_t tail = cudaEventRecord(tail_, nullptr);
     if (tail == cudaSuccess) tail = cudaEventSynchronize(tail_);
-    if (launch != cudaSuccess) throw DeviceError("CUDA error from run(): " + cuda_error_text(launch));
+    if (launch != cudaSuccess)
+      throw DeviceError("CUDA error from run(): " + cuda_error_text(launch));
     if (sync != cudaSuccess) {
       throw DeviceError("CUDA error while run()'s work executed: " + cuda_error_text(sync));
     }
@@ -267,6 +272,8 @@ class CudaDevice : public Device {
 
 }  // namespace
 
-std::unique_ptr<Device> make_cuda_device() { return std::make_unique<CudaDevice>(); }
+std::unique_ptr<Device> make_cuda_device() {
+  return std::make_unique<CudaDevice>();
+}
 
 }  // namespace kernelfoundry

@@ -40,7 +40,8 @@ class HostDevice : public Device {
   void* alloc(std::size_t bytes) override {
     std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
     void* p = std::aligned_alloc(64, rounded);
-    if (p == nullptr) throw DeviceError("host allocation of " + std::to_string(bytes) + " bytes failed");
+    if (p == nullptr)
+      throw DeviceError("host allocation of " + std::to_string(bytes) + " bytes failed");
     return p;
   }
   void release(void* mem) noexcept override { std::free(mem); }
@@ -79,6 +80,8 @@ class HostDevice : public Device {
 
 }  // namespace
 
-std::unique_ptr<Device> make_host_device() { return std::make_unique<HostDevice>(); }
+std::unique_ptr<Device> make_host_device() {
+  return std::make_unique<HostDevice>();
+}
 
 }  // namespace kernelfoundry

@@ -13,10 +13,18 @@ namespace {
 }
 }  // namespace
 
-std::unique_ptr<Device> make_opencl_device(const DeviceOptions&) { no_opencl(); }
-void ClKernel::set_arg(unsigned, const Buffer&) { no_opencl(); }
-void ClKernel::set_arg(unsigned, LocalMem) { no_opencl(); }
-void ClKernel::set_arg_raw(unsigned, std::size_t, const void*) { no_opencl(); }
+std::unique_ptr<Device> make_opencl_device(const DeviceOptions&) {
+  no_opencl();
+}
+void ClKernel::set_arg(unsigned, const Buffer&) {
+  no_opencl();
+}
+void ClKernel::set_arg(unsigned, LocalMem) {
+  no_opencl();
+}
+void ClKernel::set_arg_raw(unsigned, std::size_t, const void*) {
+  no_opencl();
+}
 #endif
 
 #ifndef KF_HARNESS_CUDA

@@ -26,8 +26,8 @@ class OpenCLDevice : public Device {
 
   void* alloc(std::size_t bytes) override {
     cl_int err = CL_SUCCESS;
-    cl_mem mem = clCreateBuffer(runtime_.context(), CL_MEM_READ_WRITE, std::max<std::size_t>(bytes, 1),
-                                nullptr, &err);
+    cl_mem mem = clCreateBuffer(runtime_.context(), CL_MEM_READ_WRITE,
+                                std::max<std::size_t>(bytes, 1), nullptr, &err);
     if (err != CL_SUCCESS) {
       throw DeviceError("clCreateBuffer(" + std::to_string(bytes) +
                         " bytes) failed: " + cl_error_name(err));
@@ -68,7 +68,8 @@ class OpenCLDevice : public Device {
   void flush_caches() override {
     flush_host_caches(host_flush_);
     if (!runtime_.is_cpu()) {  // a GPU's caches are not the host's: overwrite a device buffer
-      std::size_t bytes = std::max<std::size_t>(std::size_t(64) << 20, 2 * runtime_.global_cache_bytes());
+      std::size_t bytes =
+          std::max<std::size_t>(std::size_t(64) << 20, 2 * runtime_.global_cache_bytes());
       if (flush_mem_ == nullptr) flush_mem_ = static_cast<cl_mem>(alloc(bytes));
       cl_uint value = ++flush_value_;
       KF_CL_CHECK(clEnqueueFillBuffer(runtime_.queue(), flush_mem_, &value, sizeof value, 0, bytes,

@@ -11,10 +11,14 @@ namespace {
 
 const char* role_name(Buffer::Role role) {
   switch (role) {
-    case Buffer::Role::Input: return "input";
-    case Buffer::Role::Output: return "output";
-    case Buffer::Role::InOut: return "in-out";
-    case Buffer::Role::Scratch: return "scratch";
+    case Buffer::Role::Input:
+      return "input";
+    case Buffer::Role::Output:
+      return "output";
+    case Buffer::Role::InOut:
+      return "in-out";
+    case Buffer::Role::Scratch:
+      return "scratch";
   }
   return "?";
 }
@@ -111,8 +115,8 @@ void Buffer::read_bytes(void* dst, std::size_t bytes, std::size_t offset) const 
 
 void Buffer::write_bytes(const void* src, std::size_t bytes, std::size_t offset) {
   if (offset + bytes > BufferAccess::capacity_bytes(*this)) {
-    throw Error("write of " + std::to_string(bytes) + " bytes at offset " +
-                std::to_string(offset) + " is past the end of buffer '" + name_ + "'");
+    throw Error("write of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+                " is past the end of buffer '" + name_ + "'");
   }
   device_->upload(mem_, offset, src, bytes);
 }
@@ -145,11 +149,21 @@ long Case::dim(const std::string& name, long fallback) const {
   return fallback;
 }
 
-const Shape& Case::shape() const { return s_->shape; }
-std::string Case::shape_id() const { return s_->shape.id(); }
-int Case::seed() const { return s_->seed; }
-Backend Case::backend() const { return s_->ctx.device->backend(); }
-Impl Case::impl() const { return s_->impl; }
+const Shape& Case::shape() const {
+  return s_->shape;
+}
+std::string Case::shape_id() const {
+  return s_->shape.id();
+}
+int Case::seed() const {
+  return s_->seed;
+}
+Backend Case::backend() const {
+  return s_->ctx.device->backend();
+}
+Impl Case::impl() const {
+  return s_->impl;
+}
 
 namespace {
 
@@ -163,8 +177,7 @@ void check_declaration(const CaseState& s, const std::string& what, const std::s
 
 }  // namespace
 
-Buffer& Case::input(const std::string& name, DType dtype, long count,
-                    const Distribution& values) {
+Buffer& Case::input(const std::string& name, DType dtype, long count, const Distribution& values) {
   check_declaration(*s_, "input", name, count);
   std::vector<unsigned char> host(std::size_t(count) * dtype_size(dtype));
   fill_values(host.data(), dtype, count, values, stream_key(s_->seed, name));
@@ -268,7 +281,9 @@ const nlohmann::json* find_param(const RunContext& ctx, const std::string& key) 
 
 }  // namespace
 
-bool Case::has_param(const std::string& key) const { return find_param(s_->ctx, key) != nullptr; }
+bool Case::has_param(const std::string& key) const {
+  return find_param(s_->ctx, key) != nullptr;
+}
 
 bool Case::param_bool(const std::string& key, bool fallback) const {
   const nlohmann::json* v = find_param(s_->ctx, key);

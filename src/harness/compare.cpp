@@ -65,8 +65,8 @@ bool float_element_ok(double a, double e, bool equal_bits, const Tolerance& tol)
 }
 
 template <class T, class Convert>
-CompareResult compare_floats(const void* actual, const void* expected, long n,
-                             const Tolerance& tol, Convert convert) {
+CompareResult compare_floats(const void* actual, const void* expected, long n, const Tolerance& tol,
+                             Convert convert) {
   const T* a = static_cast<const T*>(actual);
   const T* e = static_cast<const T*>(expected);
   Accumulator acc(tol);
@@ -80,8 +80,7 @@ CompareResult compare_floats(const void* actual, const void* expected, long n,
 
 // Integers compare in their own type (exact beyond 2^53); the tolerance applies to the distance.
 template <class T>
-CompareResult compare_ints(const void* actual, const void* expected, long n,
-                           const Tolerance& tol) {
+CompareResult compare_ints(const void* actual, const void* expected, long n, const Tolerance& tol) {
   const T* a = static_cast<const T*>(actual);
   const T* e = static_cast<const T*>(expected);
   Accumulator acc(tol);
@@ -107,11 +106,16 @@ std::string format_value(double v) {
 
 Tolerance default_tolerance(DType dtype) {
   switch (dtype) {
-    case DType::F64: return Tolerance{1e-9, 1e-12, 1.0};
-    case DType::F32: return Tolerance{1e-5, 1e-8, 1.0};
-    case DType::F16: return Tolerance{1e-3, 1e-5, 1.0};
-    case DType::BF16: return Tolerance{1e-2, 1e-4, 1.0};
-    default: return exact();
+    case DType::F64:
+      return Tolerance{1e-9, 1e-12, 1.0};
+    case DType::F32:
+      return Tolerance{1e-5, 1e-8, 1.0};
+    case DType::F16:
+      return Tolerance{1e-3, 1e-5, 1.0};
+    case DType::BF16:
+      return Tolerance{1e-2, 1e-4, 1.0};
+    default:
+      return exact();
   }
 }
 
@@ -119,19 +123,26 @@ CompareResult compare(const void* actual, const void* expected, DType dtype, lon
                       const Tolerance& tol) {
   auto same = [](auto v) { return double(v); };
   switch (dtype) {
-    case DType::F32: return compare_floats<float>(actual, expected, count, tol, same);
-    case DType::F64: return compare_floats<double>(actual, expected, count, tol, same);
+    case DType::F32:
+      return compare_floats<float>(actual, expected, count, tol, same);
+    case DType::F64:
+      return compare_floats<double>(actual, expected, count, tol, same);
     case DType::F16:
-      return compare_floats<std::uint16_t>(actual, expected, count, tol,
-                                           [](std::uint16_t h) { return double(half_to_float(h)); });
+      return compare_floats<std::uint16_t>(
+          actual, expected, count, tol, [](std::uint16_t h) { return double(half_to_float(h)); });
     case DType::BF16:
-      return compare_floats<std::uint16_t>(actual, expected, count, tol,
-                                           [](std::uint16_t b) { return double(bf16_to_float(b)); });
-    case DType::I8: return compare_ints<std::int8_t>(actual, expected, count, tol);
-    case DType::U8: return compare_ints<std::uint8_t>(actual, expected, count, tol);
-    case DType::I32: return compare_ints<std::int32_t>(actual, expected, count, tol);
-    case DType::U32: return compare_ints<std::uint32_t>(actual, expected, count, tol);
-    case DType::I64: return compare_ints<std::int64_t>(actual, expected, count, tol);
+      return compare_floats<std::uint16_t>(
+          actual, expected, count, tol, [](std::uint16_t b) { return double(bf16_to_float(b)); });
+    case DType::I8:
+      return compare_ints<std::int8_t>(actual, expected, count, tol);
+    case DType::U8:
+      return compare_ints<std::uint8_t>(actual, expected, count, tol);
+    case DType::I32:
+      return compare_ints<std::int32_t>(actual, expected, count, tol);
+    case DType::U32:
+      return compare_ints<std::uint32_t>(actual, expected, count, tol);
+    case DType::I64:
+      return compare_ints<std::int64_t>(actual, expected, count, tol);
   }
   return CompareResult();
 }
@@ -178,7 +189,8 @@ std::string CompareResult::describe(const Tolerance& tol) const {
                 "%ld of %ld elements outside tolerance (rtol %g, atol %g, need %g%% within)",
                 mismatches, total, tol.rtol, tol.atol, tol.ratio * 100.0);
   std::string out = buf;
-  if (nonfinite > 0) out += "; " + std::to_string(nonfinite) + " are NaN/Inf where finite was expected";
+  if (nonfinite > 0)
+    out += "; " + std::to_string(nonfinite) + " are NaN/Inf where finite was expected";
   std::snprintf(buf, sizeof buf, "; max_abs %.4g, max_rel %.4g, cosine %.6f", max_abs, max_rel,
                 cosine);
   out += buf;

@@ -86,7 +86,8 @@ TEST(Compare, HalfPrecisionComparesConvertedValues) {
   std::vector<std::uint16_t> actual = {kf::float_to_half(1.0f), kf::float_to_half(2.001f)};
   EXPECT_TRUE(kf::compare(actual.data(), expected.data(), kf::f16, 2, kf::tolerance(1e-2)).passed);
   actual[1] = kf::float_to_half(2.5f);
-  kf::CompareResult r = kf::compare(actual.data(), expected.data(), kf::f16, 2, kf::tolerance(1e-2));
+  kf::CompareResult r =
+      kf::compare(actual.data(), expected.data(), kf::f16, 2, kf::tolerance(1e-2));
   EXPECT_FALSE(r.passed);
   EXPECT_DOUBLE_EQ(r.examples[0].actual, 2.5);
 }
@@ -96,7 +97,8 @@ TEST(Compare, IntegersAreExactUnlessToleranceGiven) {
   EXPECT_FALSE(kf::compare(actual.data(), expected.data(), kf::i32, 3, kf::exact()).passed);
   EXPECT_TRUE(kf::compare(actual.data(), expected.data(), kf::i32, 3, kf::tolerance(0, 1)).passed);
   // Distinct 64-bit values that round to the same double still differ.
-  std::vector<std::int64_t> big_e = {(std::int64_t(1) << 60)}, big_a = {(std::int64_t(1) << 60) + 1};
+  std::vector<std::int64_t> big_e = {(std::int64_t(1) << 60)},
+                            big_a = {(std::int64_t(1) << 60) + 1};
   EXPECT_FALSE(kf::compare(big_a.data(), big_e.data(), kf::i64, 1, kf::exact()).passed);
   EXPECT_EQ(kf::default_tolerance(kf::i32).atol, 0.0);
 }

@@ -10,9 +10,12 @@ namespace kernelfoundry {
 
 std::unique_ptr<Device> make_device(Backend backend, const DeviceOptions& options) {
   switch (backend) {
-    case Backend::Host: return make_host_device();
-    case Backend::OpenCL: return make_opencl_device(options);
-    case Backend::CUDA: return make_cuda_device();
+    case Backend::Host:
+      return make_host_device();
+    case Backend::OpenCL:
+      return make_opencl_device(options);
+    case Backend::CUDA:
+      return make_cuda_device();
   }
   throw Error("unknown backend");
 }

@@ -19,39 +19,72 @@ inline std::uint64_t mix64(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
-inline double unit(std::uint64_t bits) { return double(bits >> 11) * 0x1.0p-53; }  // [0, 1)
+inline double unit(std::uint64_t bits) {
+  return double(bits >> 11) * 0x1.0p-53;
+}  // [0, 1)
 
 template <class T>
 T clamp_to(double v) {
   if (std::isnan(v)) return T(0);
   double lo = double(std::numeric_limits<T>::lowest());
   double hi = double(std::numeric_limits<T>::max());
-  return v <= lo ? std::numeric_limits<T>::lowest()
-                 : v >= hi ? std::numeric_limits<T>::max() : T(v);
+  return v <= lo   ? std::numeric_limits<T>::lowest()
+         : v >= hi ? std::numeric_limits<T>::max()
+                   : T(v);
 }
 
 void store(void* dst, DType dtype, long i, double v) {
   switch (dtype) {
-    case DType::F32: static_cast<float*>(dst)[i] = float(v); break;
-    case DType::F64: static_cast<double*>(dst)[i] = v; break;
-    case DType::F16: static_cast<std::uint16_t*>(dst)[i] = float_to_half(float(v)); break;
-    case DType::BF16: static_cast<std::uint16_t*>(dst)[i] = float_to_bf16(float(v)); break;
-    case DType::I8: static_cast<std::int8_t*>(dst)[i] = clamp_to<std::int8_t>(std::floor(v)); break;
-    case DType::U8: static_cast<std::uint8_t*>(dst)[i] = clamp_to<std::uint8_t>(std::floor(v)); break;
-    case DType::I32: static_cast<std::int32_t*>(dst)[i] = clamp_to<std::int32_t>(std::floor(v)); break;
-    case DType::U32: static_cast<std::uint32_t*>(dst)[i] = clamp_to<std::uint32_t>(std::floor(v)); break;
-    case DType::I64: static_cast<std::int64_t*>(dst)[i] = clamp_to<std::int64_t>(std::floor(v)); break;
+    case DType::F32:
+      static_cast<float*>(dst)[i] = float(v);
+      break;
+    case DType::F64:
+      static_cast<double*>(dst)[i] = v;
+      break;
+    case DType::F16:
+      static_cast<std::uint16_t*>(dst)[i] = float_to_half(float(v));
+      break;
+    case DType::BF16:
+      static_cast<std::uint16_t*>(dst)[i] = float_to_bf16(float(v));
+      break;
+    case DType::I8:
+      static_cast<std::int8_t*>(dst)[i] = clamp_to<std::int8_t>(std::floor(v));
+      break;
+    case DType::U8:
+      static_cast<std::uint8_t*>(dst)[i] = clamp_to<std::uint8_t>(std::floor(v));
+      break;
+    case DType::I32:
+      static_cast<std::int32_t*>(dst)[i] = clamp_to<std::int32_t>(std::floor(v));
+      break;
+    case DType::U32:
+      static_cast<std::uint32_t*>(dst)[i] = clamp_to<std::uint32_t>(std::floor(v));
+      break;
+    case DType::I64:
+      static_cast<std::int64_t*>(dst)[i] = clamp_to<std::int64_t>(std::floor(v));
+      break;
   }
 }
 
 void store_int(void* dst, DType dtype, long i, std::int64_t v) {
   switch (dtype) {
-    case DType::I8: static_cast<std::int8_t*>(dst)[i] = std::int8_t(v); break;
-    case DType::U8: static_cast<std::uint8_t*>(dst)[i] = std::uint8_t(v); break;
-    case DType::I32: static_cast<std::int32_t*>(dst)[i] = std::int32_t(v); break;
-    case DType::U32: static_cast<std::uint32_t*>(dst)[i] = std::uint32_t(v); break;
-    case DType::I64: static_cast<std::int64_t*>(dst)[i] = v; break;
-    default: store(dst, dtype, i, double(v)); break;
+    case DType::I8:
+      static_cast<std::int8_t*>(dst)[i] = std::int8_t(v);
+      break;
+    case DType::U8:
+      static_cast<std::uint8_t*>(dst)[i] = std::uint8_t(v);
+      break;
+    case DType::I32:
+      static_cast<std::int32_t*>(dst)[i] = std::int32_t(v);
+      break;
+    case DType::U32:
+      static_cast<std::uint32_t*>(dst)[i] = std::uint32_t(v);
+      break;
+    case DType::I64:
+      static_cast<std::int64_t*>(dst)[i] = v;
+      break;
+    default:
+      store(dst, dtype, i, double(v));
+      break;
   }
 }
 
@@ -87,7 +120,9 @@ void fill_range(void* dst, DType dtype, long begin, long end, const Distribution
   }
 }
 
-inline std::uint64_t rotl(std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+inline std::uint64_t rotl(std::uint64_t x, int r) {
+  return (x << r) | (x >> (64 - r));
+}
 
 }  // namespace
 
@@ -129,15 +164,29 @@ std::vector<unsigned char> poison_pattern(DType dtype, int variant) {
   if (variant % 2 == 0) return out;  // all ones: a NaN for every float type, -1 for signed ints
   std::uint64_t bits = 0;
   switch (dtype) {
-    case DType::F32: bits = 0x7FC1DEADull; break;  // quiet NaNs with a payload
-    case DType::F64: bits = 0x7FF8DEADBEEFDEADull; break;
-    case DType::F16: bits = 0x7E5Dull; break;
-    case DType::BF16: bits = 0x7FDAull; break;
+    case DType::F32:
+      bits = 0x7FC1DEADull;
+      break;  // quiet NaNs with a payload
+    case DType::F64:
+      bits = 0x7FF8DEADBEEFDEADull;
+      break;
+    case DType::F16:
+      bits = 0x7E5Dull;
+      break;
+    case DType::BF16:
+      bits = 0x7FDAull;
+      break;
     case DType::I8:
-    case DType::U8: bits = 0xA5ull; break;
+    case DType::U8:
+      bits = 0xA5ull;
+      break;
     case DType::I32:
-    case DType::U32: bits = 0xDEADBEEFull; break;
-    case DType::I64: bits = 0xDEADBEEFDEADBEEFull; break;
+    case DType::U32:
+      bits = 0xDEADBEEFull;
+      break;
+    case DType::I64:
+      bits = 0xDEADBEEFDEADBEEFull;
+      break;
   }
   std::memcpy(out.data(), &bits, size);  // little-endian: the low bytes
   return out;

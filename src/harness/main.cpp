@@ -21,14 +21,19 @@ namespace kernelfoundry {
 
 const char* backend_name(Backend backend) {
   switch (backend) {
-    case Backend::Host: return "host";
-    case Backend::OpenCL: return "opencl";
-    case Backend::CUDA: return "cuda";
+    case Backend::Host:
+      return "host";
+    case Backend::OpenCL:
+      return "opencl";
+    case Backend::CUDA:
+      return "cuda";
   }
   return "?";
 }
 
-const char* harness_version() { return KF_HARNESS_VERSION; }
+const char* harness_version() {
+  return KF_HARNESS_VERSION;
+}
 
 namespace {
 
@@ -93,7 +98,8 @@ void print_list(const Suite& suite) {
   j["backend"] = backend_name(suite.backend);
   j["benchmark"] = suite.benchmarks.front().name;
   for (const Shape& s : suite.correctness) j["correctness"].push_back(shape_json(s));
-  for (const Shape& s : suite.benchmarks.front().shapes) j["benchmark_shapes"].push_back(shape_json(s));
+  for (const Shape& s : suite.benchmarks.front().shapes)
+    j["benchmark_shapes"].push_back(shape_json(s));
   for (const Shape& s : checked_shapes(suite)) j["checked_shapes"].push_back(s.id());
   say(j.dump());
 }
@@ -151,9 +157,10 @@ int run_protocol(const std::vector<std::string>& args, Problem& problem, const S
     device_options.kernel_dir = options.kernel_dir;
     device = make_device(suite.backend, device_options);
   } catch (const std::exception& e) {
-    report.fail(Status::Error, std::string("cannot open the ") + backend_name(suite.backend) +
-                                   " device: " + e.what(),
-                "device");
+    report.fail(
+        Status::Error,
+        std::string("cannot open the ") + backend_name(suite.backend) + " device: " + e.what(),
+        "device");
     say("kernelfoundry harness: " + report.reason);
     return 2;
   }
@@ -220,8 +227,8 @@ int main(int argc, char** argv, Problem& problem, const Suite& suite) {
   return code == 0 ? exit_code(report.status) : code;
 }
 
-int main(int argc, char** argv, Problem& problem, Backend backend,
-         std::vector<Shape> correctness, Benchmark benchmark) {
+int main(int argc, char** argv, Problem& problem, Backend backend, std::vector<Shape> correctness,
+         Benchmark benchmark) {
   Suite suite;
   suite.backend = backend;
   suite.correctness = std::move(correctness);

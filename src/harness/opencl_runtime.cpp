@@ -181,10 +181,10 @@ OpenCLRuntime::OpenCLRuntime(std::string kernel_dir) : kernel_dir_(std::move(ker
     break;
   }
   if (device_ == nullptr) {
-    throw Error(want.empty() ? "no OpenCL platform has a device (platforms: " + seen + ")"
-                             : "no OpenCL platform matching KF_OPENCL_PLATFORM='" +
-                                   std::string(want_env) + "' has a device (platforms: " + seen +
-                                   ")");
+    throw Error(want.empty()
+                    ? "no OpenCL platform has a device (platforms: " + seen + ")"
+                    : "no OpenCL platform matching KF_OPENCL_PLATFORM='" + std::string(want_env) +
+                          "' has a device (platforms: " + seen + ")");
   }
   device_name_ = device_string(device_, CL_DEVICE_NAME);
   device_version_ = device_string(device_, CL_DEVICE_VERSION);
@@ -248,7 +248,8 @@ cl_program OpenCLRuntime::build(const std::string& file, const std::string& opti
   if (log_size > 0) {
     clGetProgramBuildInfo(program, device_, CL_PROGRAM_BUILD_LOG, log_size, &log[0], nullptr);
   }
-  while (!log.empty() && (log.back() == '\0' || std::isspace(static_cast<unsigned char>(log.back())))) {
+  while (!log.empty() &&
+         (log.back() == '\0' || std::isspace(static_cast<unsigned char>(log.back())))) {
     log.pop_back();
   }
   log = name_source_in_log(log, file);
@@ -280,8 +281,8 @@ ClKernel& OpenCLRuntime::kernel(const std::string& file, const std::string& name
     std::string names(size, '\0');
     if (size > 0) clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, size, &names[0], nullptr);
     while (!names.empty() && names.back() == '\0') names.pop_back();
-    throw CompileError("OpenCL kernel '" + name + "' not found in '" + file + "' (it defines: " +
-                           (names.empty() ? "no kernels" : names) + ")",
+    throw CompileError("OpenCL kernel '" + name + "' not found in '" + file +
+                           "' (it defines: " + (names.empty() ? "no kernels" : names) + ")",
                        "");
   }
   KF_CL_CHECK(err);
@@ -329,12 +330,13 @@ double OpenCLRuntime::events_ms() {
   cl_ulong first = ~cl_ulong(0), last = 0;
   for (auto& [event, name] : events_) {
     cl_int status = CL_COMPLETE;
-    KF_CL_CHECK(clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
-                               nullptr));
-    if (status < 0) throw DeviceError("OpenCL command '" + name + "' failed: " + cl_error_name(status));
+    KF_CL_CHECK(
+        clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr));
+    if (status < 0)
+      throw DeviceError("OpenCL command '" + name + "' failed: " + cl_error_name(status));
     cl_ulong start = 0, end = 0;
-    KF_CL_CHECK(clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start,
-                                        nullptr));
+    KF_CL_CHECK(
+        clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr));
     KF_CL_CHECK(
         clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr));
     first = std::min(first, start);
@@ -354,7 +356,9 @@ void ClKernel::set_arg(unsigned index, const Buffer& buffer) {
   set_arg_raw(index, sizeof mem, &mem);
 }
 
-void ClKernel::set_arg(unsigned index, LocalMem local) { set_arg_raw(index, local.bytes, nullptr); }
+void ClKernel::set_arg(unsigned index, LocalMem local) {
+  set_arg_raw(index, local.bytes, nullptr);
+}
 
 void ClKernel::set_arg_raw(unsigned index, std::size_t size, const void* value) {
   cl_int err = clSetKernelArg(handle_, index, size, value);

@@ -15,8 +15,8 @@ const std::vector<std::string>& flag_names() {
 
 const std::vector<std::string>& value_names() {
   static const std::vector<std::string> names = {
-      "--phase",       "--seeds",       "--out",        "--params",     "--template-params",
-      "--kernel-dir",  "--noise",       "--min-samples", "--max-samples", "--time-budget",
+      "--phase",       "--seeds",        "--out",         "--params",      "--template-params",
+      "--kernel-dir",  "--noise",        "--min-samples", "--max-samples", "--time-budget",
       "--warmup-time", "--warmup-iters", "--peak-gbps",   "--shape"};
   return names;
 }
@@ -127,9 +127,12 @@ bool apply_value(const std::string& key, const std::string& value, Options* o, s
 
 const char* phase_name(Phase phase) {
   switch (phase) {
-    case Phase::Correctness: return "correctness";
-    case Phase::Benchmark: return "benchmark";
-    case Phase::All: return "all";
+    case Phase::Correctness:
+      return "correctness";
+    case Phase::Benchmark:
+      return "benchmark";
+    case Phase::All:
+      return "all";
   }
   return "?";
 }

@@ -23,9 +23,9 @@ struct Options {
   double time_budget = 2.0;  // seconds per benchmark shape
   double warmup_time = 0.05;
   long warmup_iters = 3;
-  bool warm = false;       // no cache flush before samples
-  double peak_gbps = 0;    // > 0: flag results faster than this bandwidth allows
-  std::string shape;       // non-empty: benchmark only the shape with this id
+  bool warm = false;     // no cache flush before samples
+  double peak_gbps = 0;  // > 0: flag results faster than this bandwidth allows
+  std::string shape;     // non-empty: benchmark only the shape with this id
   bool list = false;
   bool help = false;
 };

@@ -34,11 +34,21 @@ TEST(Options, Defaults) {
 TEST(Options, EveryOption) {
   kf::Options o;
   std::string err;
-  ASSERT_TRUE(parse({"--ref", "--phase", "benchmark", "--seeds", "5", "--out", "r.json",
-                     "--params", "p.json", "--template-params", "{\"B\":1}", "--kernel-dir", "k",
-                     "--noise", "0.01", "--min-samples", "4", "--max-samples", "40",
-                     "--time-budget", "1.5", "--warmup-time", "0.2", "--warmup-iters", "7",
-                     "--warm", "--peak-gbps", "4800", "--list"},
+  ASSERT_TRUE(parse({"--ref",       "--phase",
+                     "benchmark",   "--seeds",
+                     "5",           "--out",
+                     "r.json",      "--params",
+                     "p.json",      "--template-params",
+                     "{\"B\":1}",   "--kernel-dir",
+                     "k",           "--noise",
+                     "0.01",        "--min-samples",
+                     "4",           "--max-samples",
+                     "40",          "--time-budget",
+                     "1.5",         "--warmup-time",
+                     "0.2",         "--warmup-iters",
+                     "7",           "--warm",
+                     "--peak-gbps", "4800",
+                     "--list"},
                     &o, &err))
       << err;
   EXPECT_TRUE(o.ref);

@@ -16,20 +16,27 @@ namespace kernelfoundry {
 
 const char* status_name(Status status) {
   switch (status) {
-    case Status::Pass: return "pass";
-    case Status::Wrong: return "wrong";
-    case Status::ShapeMismatch: return "shape_mismatch";
-    case Status::Error: return "error";
+    case Status::Pass:
+      return "pass";
+    case Status::Wrong:
+      return "wrong";
+    case Status::ShapeMismatch:
+      return "shape_mismatch";
+    case Status::Error:
+      return "error";
   }
   return "error";
 }
 
 int exit_code(Status status) {
   switch (status) {
-    case Status::Pass: return 0;
+    case Status::Pass:
+      return 0;
     case Status::Wrong:
-    case Status::ShapeMismatch: return 1;
-    case Status::Error: return 2;
+    case Status::ShapeMismatch:
+      return 1;
+    case Status::Error:
+      return 2;
   }
   return 2;
 }
@@ -56,7 +63,9 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 // JSON has no NaN/Inf: write null instead.
-Json number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+Json number(double v) {
+  return std::isfinite(v) ? Json(v) : Json(nullptr);
+}
 
 Json parse_or_text(const std::string& text) {
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -126,7 +135,8 @@ std::string report_json(const Report& r) {
   j["cases"] = cases;
 
   Json flags = Json::array();
-  for (const Flag& f : r.flags) flags.push_back({{"flag", f.flag}, {"detail", f.detail}, {"count", f.count}});
+  for (const Flag& f : r.flags)
+    flags.push_back({{"flag", f.flag}, {"detail", f.detail}, {"count", f.count}});
   j["flags"] = flags;
 
   Json timings = Json::object(), stats = Json::object();
@@ -136,13 +146,20 @@ std::string report_json(const Report& r) {
     timings[t.shape] = samples;
     const SampleStats& s = t.stats;
     double gbps = s.median > 0 ? t.bytes / (s.median * 1e-3) / 1e9 : 0;
-    stats[t.shape] = {{"median_ms", number(s.median)}, {"mean_ms", number(s.mean)},
-                      {"min_ms", number(s.min)},       {"max_ms", number(s.max)},
-                      {"std_ms", number(s.stddev)},    {"n", s.n},
-                      {"rel_sem", number(s.rel_sem)},  {"host_median_ms", number(t.host_median_ms)},
-                      {"bytes", t.bytes},              {"gbps", number(gbps)},
-                      {"converged", t.converged},      {"stop", stop_reason_name(t.stop)},
-                      {"warmup_calls", t.warmup_calls}, {"device_timed", t.device_timed}};
+    stats[t.shape] = {{"median_ms", number(s.median)},
+                      {"mean_ms", number(s.mean)},
+                      {"min_ms", number(s.min)},
+                      {"max_ms", number(s.max)},
+                      {"std_ms", number(s.stddev)},
+                      {"n", s.n},
+                      {"rel_sem", number(s.rel_sem)},
+                      {"host_median_ms", number(t.host_median_ms)},
+                      {"bytes", t.bytes},
+                      {"gbps", number(gbps)},
+                      {"converged", t.converged},
+                      {"stop", stop_reason_name(t.stop)},
+                      {"warmup_calls", t.warmup_calls},
+                      {"device_timed", t.device_timed}};
   }
   j["timings"] = timings;
   j["stats"] = stats;

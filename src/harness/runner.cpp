@@ -47,7 +47,9 @@ CaseRecord make_record(const std::string& phase, const CaseState& cs, int call,
   return rec;
 }
 
-const char* impl_name(Impl impl) { return impl == Impl::Reference ? "reference" : "candidate"; }
+const char* impl_name(Impl impl) {
+  return impl == Impl::Reference ? "reference" : "candidate";
+}
 
 }  // namespace
 
@@ -101,7 +103,8 @@ bool validate_suite(const Suite& suite, std::string* err) {
       std::set<std::string> names;
       for (const auto& [name, value] : shape.dims()) {
         if (name.empty() || name.find_first_of("=,") != std::string::npos) {
-          *err = what + " shape '" + shape.id() + "': dimension names must be non-empty, without '=' or ','";
+          *err = what + " shape '" + shape.id() +
+                 "': dimension names must be non-empty, without '=' or ','";
           return false;
         }
         if (!names.insert(name).second) {
@@ -263,9 +266,9 @@ bool Runner::compute_expected(CaseState& cs) {
   CallOutcome out = call(cs, Impl::Reference, kExpectedSet, 0, 0);
   if (!out.ok) {
     out.message = "reference: " + out.message;
-    record_failure(cs, "reference", 0,
-                   "reference failed on shape " + cs.shape.id() + " seed " + std::to_string(cs.seed),
-                   out);
+    record_failure(
+        cs, "reference", 0,
+        "reference failed on shape " + cs.shape.id() + " seed " + std::to_string(cs.seed), out);
     return false;
   }
   expected_.clear();
@@ -355,7 +358,8 @@ void Runner::note_nondeterminism(const CaseState& cs,
     std::size_t size = dtype_size(spec.dtype);
     long differ = 0, n = long(first[k].size() / size);
     for (long i = 0; i < n; ++i) {
-      differ += std::memcmp(&first[k][std::size_t(i) * size], &second[k][std::size_t(i) * size], size) != 0;
+      differ += std::memcmp(&first[k][std::size_t(i) * size], &second[k][std::size_t(i) * size],
+                            size) != 0;
     }
     if (differ > 0) {
       report_.add_flag("nondeterministic",
@@ -414,7 +418,8 @@ void Runner::correctness() {
       try {
         ok = check_case(shape, seed, &stats);
       } catch (const DeviceError& e) {  // from the harness's own device calls (fill, copy)
-        report_.fail(Status::Error, "correctness on shape " + shape.id() + ": " + e.what(), "device");
+        report_.fail(Status::Error, "correctness on shape " + shape.id() + ": " + e.what(),
+                     "device");
         say("  FAIL correctness on shape " + shape.id() + ": " + e.what());
         ok = false;
       }
@@ -463,9 +468,9 @@ bool Runner::benchmark_shape(const Shape& shape) {
     }
     CallOutcome out = invoke(cs, test_impl(), kTestSet, ++calls);
     if (!out.ok) {
-      record_failure(cs, "benchmark", calls,
-                     "benchmark failed on shape " + shape.id() + " (call " + std::to_string(calls) + ")",
-                     out);
+      record_failure(
+          cs, "benchmark", calls,
+          "benchmark failed on shape " + shape.id() + " (call " + std::to_string(calls) + ")", out);
       return false;
     }
     std::string note = device.take_timing_note();
@@ -482,7 +487,8 @@ bool Runner::benchmark_shape(const Shape& shape) {
   double warm_cap = std::max(options_.warmup_time, 0.5 * options_.time_budget);
   do {
     if (!one_call(false, &dev, &host)) return false;
-  } while ((calls < std::max(1L, options_.warmup_iters) || seconds_since(warm_start) < options_.warmup_time) &&
+  } while ((calls < std::max(1L, options_.warmup_iters) ||
+            seconds_since(warm_start) < options_.warmup_time) &&
            seconds_since(warm_start) < warm_cap);
   t.warmup_calls = calls;
 
@@ -522,8 +528,8 @@ bool Runner::benchmark_shape(const Shape& shape) {
   }
 
   // The last timed call must still be right, with inputs and guards intact.
-  std::string where = "wrong after timing loop on shape " + shape.id() + " (call " +
-                      std::to_string(calls) + ")";
+  std::string where =
+      "wrong after timing loop on shape " + shape.id() + " (call " + std::to_string(calls) + ")";
   CallOutcome integrity;
   if (!check_integrity(cs, kTestSet, &integrity)) {
     record_failure(cs, "benchmark", calls, where, integrity);
@@ -540,16 +546,17 @@ bool Runner::benchmark_shape(const Shape& shape) {
   if (options_.peak_gbps > 0 && t.bytes > 0) {
     double floor_ms = t.bytes / (options_.peak_gbps * 1e9) * 1e3;
     if (t.stats.median < floor_ms) {
-      report_.add_flag("faster_than_roofline",
-                       shape.id() + ": median " + fmt("%.4g ms", t.stats.median) + " < " +
-                           fmt("%.4g ms", floor_ms) + " needed to move " +
-                           fmt("%.4g MB", t.bytes / 1e6) + " at " +
-                           fmt("%g GB/s", options_.peak_gbps));
+      report_.add_flag("faster_than_roofline", shape.id() + ": median " +
+                                                   fmt("%.4g ms", t.stats.median) + " < " +
+                                                   fmt("%.4g ms", floor_ms) + " needed to move " +
+                                                   fmt("%.4g MB", t.bytes / 1e6) + " at " +
+                                                   fmt("%g GB/s", options_.peak_gbps));
     }
   }
   char row[256];
   double gbps = t.stats.median > 0 ? t.bytes / (t.stats.median * 1e-3) / 1e9 : 0;
-  std::snprintf(row, sizeof row, "  %-28s %10.4f %10.4f %10.4f %9.4f %6ld %6.2f%% %10.4f %8.2f  %s%s",
+  std::snprintf(row, sizeof row,
+                "  %-28s %10.4f %10.4f %10.4f %9.4f %6ld %6.2f%% %10.4f %8.2f  %s%s",
                 t.shape.c_str(), t.stats.median, t.stats.mean, t.stats.min, t.stats.stddev,
                 t.stats.n, t.stats.rel_sem * 100, t.host_median_ms, gbps, stop_reason_name(t.stop),
                 t.device_timed ? "" : " (host time)");
@@ -586,8 +593,9 @@ void Runner::benchmark() {
   if (!matched) {
     std::string ids;
     for (const Shape& shape : bench.shapes) ids += (ids.empty() ? "" : ", ") + shape.id();
-    report_.fail(Status::Error, "--shape " + options_.shape + " is not a benchmark shape of '" +
-                                    bench.name + "' (shapes: " + ids + ")",
+    report_.fail(Status::Error,
+                 "--shape " + options_.shape + " is not a benchmark shape of '" + bench.name +
+                     "' (shapes: " + ids + ")",
                  "usage");
     say("  FAIL " + report_.reason);
   }

@@ -65,11 +65,13 @@ class OpenCLRunner : public ::testing::Test {
   void SetUp() override {
     dir_ = kf::testing::make_temp_dir();
     kf::testing::write_text(dir_ + "/kernels.cl", kKernels);
-    kf::testing::write_text(dir_ + "/broken.cl",
-                            "__kernel void add_one(__global float* y) { y[0] = undefined_thing; }\n");
+    kf::testing::write_text(
+        dir_ + "/broken.cl",
+        "__kernel void add_one(__global float* y) { y[0] = undefined_thing; }\n");
   }
   kf::testing::RunResult run(AddOneCl& p, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--phase", "correctness", "--seeds", "1", "--kernel-dir", dir_};
+    std::vector<std::string> args = {"--phase", "correctness",  "--seeds",
+                                     "1",       "--kernel-dir", dir_};
     args.insert(args.end(), extra.begin(), extra.end());
     return run_main(p, suite(), args);
   }

@@ -46,18 +46,27 @@ struct AddOne : kf::Problem {
     }
     int call = ++candidate_calls;
     switch (mode) {
-      case Mode::NoWrite: return;
-      case Mode::ModifyInput: x[0] = 42; break;
+      case Mode::NoWrite:
+        return;
+      case Mode::ModifyInput:
+        x[0] = 42;
+        break;
       case Mode::FirstCallOnly:
         if (call % 2 == 0) return;
         break;
-      case Mode::WritePastEnd: y[n + 2] = 0; break;  // inside the guard region
-      case Mode::Throws: throw std::runtime_error("boom in candidate");
-      case Mode::WrongCount: c.buffer("y").set_count(n - 1); break;
+      case Mode::WritePastEnd:
+        y[n + 2] = 0;
+        break;  // inside the guard region
+      case Mode::Throws:
+        throw std::runtime_error("boom in candidate");
+      case Mode::WrongCount:
+        c.buffer("y").set_count(n - 1);
+        break;
       case Mode::WrongOnceTimed:
         if (call > 4) return;
         break;
-      default: break;
+      default:
+        break;
     }
     for (long i = 0; i < n; ++i) y[i] = x[i] + 1;
     if (mode == Mode::SlightlyWrong) y[n / 2] += 0.5f;

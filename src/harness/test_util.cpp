@@ -22,7 +22,7 @@ void write_text(const std::string& path, const std::string& text) {
 }
 
 std::vector<std::string> quick_benchmark_args() {
-  return {"--time-budget", "0.02", "--min-samples", "3", "--max-samples", "20",
+  return {"--time-budget", "0.02", "--min-samples",  "3", "--max-samples", "20",
           "--warmup-time", "0",    "--warmup-iters", "1", "--warm"};
 }
 

@@ -33,7 +33,9 @@ void RunningStats::add(double x) {
   m2_ += delta * (x - mean_);
 }
 
-double RunningStats::stddev() const { return n_ > 1 ? std::sqrt(m2_ / double(n_ - 1)) : 0.0; }
+double RunningStats::stddev() const {
+  return n_ > 1 ? std::sqrt(m2_ / double(n_ - 1)) : 0.0;
+}
 
 double RunningStats::rel_sem() const {
   if (n_ < 2 || mean_ <= 0) return std::numeric_limits<double>::infinity();
@@ -42,11 +44,16 @@ double RunningStats::rel_sem() const {
 
 const char* stop_reason_name(StopReason reason) {
   switch (reason) {
-    case StopReason::None: return "running";
-    case StopReason::Converged: return "converged";
-    case StopReason::Budget: return "time_budget";
-    case StopReason::MaxSamples: return "max_samples";
-    case StopReason::HardCap: return "slow_kernel_cap";
+    case StopReason::None:
+      return "running";
+    case StopReason::Converged:
+      return "converged";
+    case StopReason::Budget:
+      return "time_budget";
+    case StopReason::MaxSamples:
+      return "max_samples";
+    case StopReason::HardCap:
+      return "slow_kernel_cap";
   }
   return "?";
 }

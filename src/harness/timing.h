@@ -31,10 +31,10 @@ class RunningStats {
 };
 
 struct StopRule {
-  double noise = 0.005;      // target rel_sem
+  double noise = 0.005;  // target rel_sem
   long min_samples = 10;
   long max_samples = 2000;
-  double budget_s = 2.0;     // wall time of the sampling loop, flushes included
+  double budget_s = 2.0;         // wall time of the sampling loop, flushes included
   double hard_cap_factor = 5.0;  // a slow kernel may take min_samples up to budget * this
 };
 

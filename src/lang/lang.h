@@ -31,16 +31,16 @@ Result<Toolchain> find_toolchain();
 
 // One compile or link command, with the cache key of what it produces.
 struct BuildStep {
-  std::string label;                 // "compile kernel.cu", "link task"
+  std::string label;  // "compile kernel.cu", "link task"
   std::vector<std::string> argv;
-  std::string cache_key;             // content hash of every input that shapes the output
-  std::filesystem::path output;      // where the command writes (inside the build dir)
+  std::string cache_key;         // content hash of every input that shapes the output
+  std::filesystem::path output;  // where the command writes (inside the build dir)
 };
 
 struct BuildPlan {
   std::vector<BuildStep> compiles;  // independent: may run in parallel
   BuildStep link;
-  std::filesystem::path binary;     // the task's test binary after the link
+  std::filesystem::path binary;  // the task's test binary after the link
 };
 
 struct BuildRequest {

@@ -18,7 +18,8 @@ ProcessResult fake_compiler(const ProcessSpec& spec) {
     }
     if (spec.argv[i] == "-o") out = spec.argv[i + 1];
   }
-  if (fail) return FakeProcessRunner::exited(1, spec.argv.back() + ":3:1: error: planted failure\n");
+  if (fail)
+    return FakeProcessRunner::exited(1, spec.argv.back() + ":3:1: error: planted failure\n");
   (void)write_file(out, "object");
   return FakeProcessRunner::exited(0);
 }
@@ -29,7 +30,8 @@ class LangTest : public ::testing::Test {
     root_ = *make_temp_dir(fs::temp_directory_path(), "kf_lang_test_");
     tc_.include_dir = root_ / "include";
     tc_.lib_dir = root_ / "lib";
-    ASSERT_TRUE(write_file(tc_.include_dir / "kernelfoundry" / "harness.h", "// harness\n").is_ok());
+    ASSERT_TRUE(
+        write_file(tc_.include_dir / "kernelfoundry" / "harness.h", "// harness\n").is_ok());
     ASSERT_TRUE(write_file(tc_.lib_dir / "libkf_harness_host.a", "lib").is_ok());
     ASSERT_TRUE(write_file(tc_.lib_dir / "libkf_harness_opencl.a", "lib").is_ok());
     ASSERT_TRUE(write_file(src() / "task.cpp", "int main() {}\n").is_ok());

@@ -20,11 +20,16 @@ Result<Language> parse_language(std::string_view name) {
 
 std::string_view language_name(Language language) {
   switch (language) {
-    case Language::kCuda: return "CUDA";
-    case Language::kOcl: return "OCL";
-    case Language::kSycl: return "SYCL";
-    case Language::kTriton: return "triton";
-    case Language::kCpp: return "CPP";
+    case Language::kCuda:
+      return "CUDA";
+    case Language::kOcl:
+      return "OCL";
+    case Language::kSycl:
+      return "SYCL";
+    case Language::kTriton:
+      return "triton";
+    case Language::kCpp:
+      return "CPP";
   }
   return "?";
 }
@@ -33,11 +38,15 @@ bool is_compiled_source(Language language, const std::filesystem::path& path) {
   std::string ext = to_lower(path.extension().string());
   bool host = ext == ".cpp" || ext == ".cc" || ext == ".cxx";
   switch (language) {
-    case Language::kCuda: return host || ext == ".cu";
-    case Language::kSycl: return host || ext == ".sycl";
+    case Language::kCuda:
+      return host || ext == ".cu";
+    case Language::kSycl:
+      return host || ext == ".sycl";
     case Language::kOcl:
-    case Language::kCpp: return host;
-    case Language::kTriton: return false;
+    case Language::kCpp:
+      return host;
+    case Language::kTriton:
+      return false;
   }
   return false;
 }

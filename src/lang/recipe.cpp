@@ -39,8 +39,8 @@ Result<std::string> headers_hash(const fs::path& source_dir, const Toolchain& tc
   std::vector<fs::path> headers;
   std::error_code ec;
   for (const auto& root : {source_dir, tc.include_dir / "kernelfoundry"}) {
-    for (auto it = fs::recursive_directory_iterator(root, ec); it != fs::recursive_directory_iterator();
-         it.increment(ec)) {
+    for (auto it = fs::recursive_directory_iterator(root, ec);
+         it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (it->is_regular_file() && is_header(it->path())) headers.push_back(it->path());
     }
   }
@@ -119,10 +119,12 @@ Result<BuildPlan> plan_build(const BuildRequest& req, const Toolchain& tc) {
   }
   std::sort(sources.begin(), sources.end());
   if (sources.empty())
-    return Result<BuildPlan>::error("the task package has no source file to compile (expected task.cpp)");
+    return Result<BuildPlan>::error(
+        "the task package has no source file to compile (expected task.cpp)");
 
   BuildPlan plan;
-  std::vector<std::string> includes = {"-I" + req.source_dir.string(), "-I" + tc.include_dir.string()};
+  std::vector<std::string> includes = {"-I" + req.source_dir.string(),
+                                       "-I" + tc.include_dir.string()};
   std::string cxx_id = tool_identity(tc.cxx);
   Hasher link_key;
   link_key.add("link").add(cxx_id);
@@ -145,7 +147,11 @@ Result<BuildPlan> plan_build(const BuildRequest& req, const Toolchain& tc) {
       flags = flavour->cxx_flags;
     }
     Hasher key;
-    key.add(cuda_source ? tool_identity(tool) : cxx_id).add(join(flags, " ")).add(rel).add(*text).add(*headers);
+    key.add(cuda_source ? tool_identity(tool) : cxx_id)
+        .add(join(flags, " "))
+        .add(rel)
+        .add(*text)
+        .add(*headers);
     step.cache_key = key.hex();
     step.argv.push_back(tool);
     step.argv.insert(step.argv.end(), flags.begin(), flags.end());
@@ -156,7 +162,8 @@ Result<BuildPlan> plan_build(const BuildRequest& req, const Toolchain& tc) {
   }
 
   auto lib_stat = fs::last_write_time(tc.lib_dir / ("lib" + flavour->harness_lib + ".a"), ec);
-  link_key.add(flavour->harness_lib).add(std::to_string(lib_stat.time_since_epoch().count()))
+  link_key.add(flavour->harness_lib)
+      .add(std::to_string(lib_stat.time_since_epoch().count()))
       .add(join(flavour->link_flags, " "));
   plan.binary = req.build_dir / "task_bin";
   plan.link.label = "link task binary";
@@ -166,7 +173,8 @@ Result<BuildPlan> plan_build(const BuildRequest& req, const Toolchain& tc) {
   for (const auto& c : plan.compiles) plan.link.argv.push_back(c.output.string());
   plan.link.argv.push_back("-L" + tc.lib_dir.string());
   plan.link.argv.push_back("-l" + flavour->harness_lib);
-  plan.link.argv.insert(plan.link.argv.end(), flavour->link_flags.begin(), flavour->link_flags.end());
+  plan.link.argv.insert(plan.link.argv.end(), flavour->link_flags.begin(),
+                        flavour->link_flags.end());
   plan.link.argv.insert(plan.link.argv.end(), {"-o", plan.binary.string()});
   return plan;
 }

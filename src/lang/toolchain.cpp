@@ -59,7 +59,8 @@ Result<Toolchain> find_toolchain() {
   if (tc.include_dir.empty())
     return Result<Toolchain>::error(
         "cannot find the KernelFoundry harness (kernelfoundry/harness.h and libkf_harness_host.a); "
-        "tried:" + tried + "\nSet KERNELFOUNDRY_HARNESS_DIR to a folder holding include/ and lib/.");
+        "tried:" +
+        tried + "\nSet KERNELFOUNDRY_HARNESS_DIR to a folder holding include/ and lib/.");
   if (const char* cxx = std::getenv("CXX")) tc.cxx = cxx;
   fs::path nvcc = find_in_path("nvcc");
   if (nvcc.empty() && fs::exists("/usr/local/cuda/bin/nvcc")) nvcc = "/usr/local/cuda/bin/nvcc";

@@ -11,7 +11,9 @@ namespace kf {
 namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;
-void on_sigint(int) { g_interrupted = 1; }
+void on_sigint(int) {
+  g_interrupted = 1;
+}
 
 std::string task_arg(const std::vector<std::string>& args) {
   std::string task;
@@ -35,13 +37,18 @@ nlohmann::json files_json(const TaskPackage& task) {
 nlohmann::json blocks_json(const TaskPackage& task) {
   nlohmann::json blocks = nlohmann::json::array();
   for (const auto& b : task.blocks) {
-    blocks.push_back({{"kind", block_kind_name(b.kind)}, {"file", b.file}, {"index", b.index},
-                      {"start_line", b.start_line}, {"end_line", b.end_line}});
+    blocks.push_back({{"kind", block_kind_name(b.kind)},
+                      {"file", b.file},
+                      {"index", b.index},
+                      {"start_line", b.start_line},
+                      {"end_line", b.end_line}});
   }
   return blocks;
 }
 
-std::string speedup_text(const std::optional<double>& s) { return s ? strprintf("%.3fx", *s) : "-"; }
+std::string speedup_text(const std::optional<double>& s) {
+  return s ? strprintf("%.3fx", *s) : "-";
+}
 
 }  // namespace
 
@@ -90,8 +97,9 @@ Result<JobContext> open_job(const std::vector<std::string>& args) {
 
   JobContext job{std::move(*config), std::move(*task)};
   auto language = parse_language(job.config.get_string("language"));
-  if (!language) return Result<JobContext>::error(language.message() + " (key 'language', from " +
-                                                  job.config.origin("language").describe() + ")");
+  if (!language)
+    return Result<JobContext>::error(language.message() + " (key 'language', from " +
+                                     job.config.origin("language").describe() + ")");
   job.language = *language;
   std::vector<std::string> archs = normalize_gpu_archs(job.config);
   if (archs.size() != 1)
@@ -100,8 +108,9 @@ Result<JobContext> open_job(const std::vector<std::string>& args) {
         "); evaluating on several archs needs a device for each (remote executors), which this "
         "build does not have yet: set gpu_arch to the one arch of this machine");
   auto arch = find_arch(archs[0]);
-  if (!arch) return Result<JobContext>::error(arch.message() + " (key 'gpu_arch', from " +
-                                              job.config.origin("gpu_arch").describe() + ")");
+  if (!arch)
+    return Result<JobContext>::error(arch.message() + " (key 'gpu_arch', from " +
+                                     job.config.origin("gpu_arch").describe() + ")");
   job.arch = *arch;
   job.gpu_arch = archs[0];
   job.job_name = job.config.get_string("job_name");
@@ -126,7 +135,8 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
   } restore{previous};
 
   JobRecord record;
-  if (auto existing = job.store->job(job.job_name); existing && existing->has_value()) record = **existing;
+  if (auto existing = job.store->job(job.job_name); existing && existing->has_value())
+    record = **existing;
   record.job_name = job.job_name;
   record.task_name = job.task_name;
   record.task_hash = job.task.hash;
@@ -134,10 +144,15 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
   record.gpu_arch = job.gpu_arch;
   record.status = "running";
   record.config_json = job.config.tree().dump();
-  record.progress_json = nlohmann::json{{"stage", "reference"}, {"evaluated", 0}, {"total", candidates.size()}}.dump();
+  record.progress_json =
+      nlohmann::json{{"stage", "reference"}, {"evaluated", 0}, {"total", candidates.size()}}.dump();
   KF_RETURN_IF_ERROR(job.store->put_job(record));
-  TaskRecord task_record{job.task.hash, job.task_name, record.language, files_json(job.task).dump(),
-                         blocks_json(job.task).dump(), ""};
+  TaskRecord task_record{job.task.hash,
+                         job.task_name,
+                         record.language,
+                         files_json(job.task).dump(),
+                         blocks_json(job.task).dump(),
+                         ""};
   KF_RETURN_IF_ERROR(job.store->put_task(task_record));
 
   auto fail_job = [&](const std::string& message) -> Status {
@@ -161,11 +176,12 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
   }
   out << strprintf(" ok (build %.2f s, tests %.2f s)\n", reference->build_s, reference->test_s);
 
-  nlohmann::json results = {{"format", "kernelfoundry-results"}, {"version", 1},
-                            {"job_name", job.job_name}, {"task_name", job.task_name},
-                            {"task_hash", job.task.hash}, {"language", record.language},
-                            {"gpu_arch", job.gpu_arch}, {"reference", reference->runtimes_json()},
-                            {"kernels", nlohmann::json::array()}};
+  nlohmann::json results = {
+      {"format", "kernelfoundry-results"}, {"version", 1},
+      {"job_name", job.job_name},          {"task_name", job.task_name},
+      {"task_hash", job.task.hash},        {"language", record.language},
+      {"gpu_arch", job.gpu_arch},          {"reference", reference->runtimes_json()},
+      {"kernels", nlohmann::json::array()}};
   JobSummary summary;
   auto evolve_blocks = job.task.blocks_of(BlockKind::kEvolve);
   for (size_t i = 0; i < candidates.size(); ++i) {
@@ -213,28 +229,42 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
       summary.best_speedup = r.speedup;
       summary.best_uuid = k.uuid;
     }
-    out << strprintf("[%zu/%zu] %-32s verdict %d (%s)  speedup %-8s best %-8s build %.2f s, tests %.2f s\n",
-                     i + 1, candidates.size(), cand.label.c_str(), r.verdict,
-                     std::string(verdict_name(r.verdict)).c_str(), speedup_text(r.speedup).c_str(),
-                     speedup_text(summary.best_speedup).c_str(), r.build_s, r.test_s);
+    out << strprintf(
+        "[%zu/%zu] %-32s verdict %d (%s)  speedup %-8s best %-8s build %.2f s, tests %.2f s\n",
+        i + 1, candidates.size(), cand.label.c_str(), r.verdict,
+        std::string(verdict_name(r.verdict)).c_str(), speedup_text(r.speedup).c_str(),
+        speedup_text(summary.best_speedup).c_str(), r.build_s, r.test_s);
     if (r.verdict != kCorrect || r.suspect()) out << "        " << r.reason << "\n";
-    results["kernels"].push_back({{"uuid", k.uuid}, {"label", cand.label}, {"verdict", r.verdict},
-                                  {"reason", r.reason}, {"speedup", r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json()},
-                                  {"fitness", r.fitness}, {"flags", r.flags}, {"runtimes", r.runtimes_json()},
-                                  {"build_s", r.build_s}, {"test_s", r.test_s},
-                                  {"correctness_s", r.correctness_s}, {"benchmark_s", r.benchmark_s}});
-    record.progress_json = nlohmann::json{{"stage", "candidates"}, {"evaluated", summary.evaluated},
-                                          {"total", candidates.size()}}.dump();
+    results["kernels"].push_back(
+        {{"uuid", k.uuid},
+         {"label", cand.label},
+         {"verdict", r.verdict},
+         {"reason", r.reason},
+         {"speedup", r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json()},
+         {"fitness", r.fitness},
+         {"flags", r.flags},
+         {"runtimes", r.runtimes_json()},
+         {"build_s", r.build_s},
+         {"test_s", r.test_s},
+         {"correctness_s", r.correctness_s},
+         {"benchmark_s", r.benchmark_s}});
+    record.progress_json = nlohmann::json{
+        {"stage", "candidates"},
+        {"evaluated", summary.evaluated},
+        {"total",
+         candidates.size()}}.dump();
     KF_RETURN_IF_ERROR(job.store->put_job(record));
     KF_RETURN_IF_ERROR(write_file(job.run_dir / "results.json", results.dump(2)));
   }
   results["best_uuid"] = summary.best_uuid;
-  results["best_speedup"] = summary.best_speedup ? nlohmann::json(*summary.best_speedup) : nlohmann::json();
+  results["best_speedup"] =
+      summary.best_speedup ? nlohmann::json(*summary.best_speedup) : nlohmann::json();
   KF_RETURN_IF_ERROR(write_file(job.run_dir / "results.json", results.dump(2)));
   record.status = g_interrupted ? "interrupted" : "done";
   KF_RETURN_IF_ERROR(job.store->put_job(record));
-  out << strprintf("done: %d evaluated, %d correct, best speedup %s; files in %s\n", summary.evaluated,
-                   summary.correct, speedup_text(summary.best_speedup).c_str(), job.run_dir.string().c_str());
+  out << strprintf("done: %d evaluated, %d correct, best speedup %s; files in %s\n",
+                   summary.evaluated, summary.correct, speedup_text(summary.best_speedup).c_str(),
+                   job.run_dir.string().c_str());
   if (g_interrupted) out << "interrupted by Ctrl-C: the job is marked 'interrupted'\n";
   return summary;
 }

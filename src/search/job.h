@@ -1,6 +1,6 @@
 // A job: compose the config, load the task, open the store, evaluate candidates, store and report.
-// This job evaluates given candidates (the EVOLVE block as it stands, or replacement files);
-// the LLM-driven search loop builds on it.
+// This job evaluates given candidates (the EVOLVE block as it stands, or replacement
+// files); the LLM-driven search loop builds on it.
 #pragma once
 
 #include <filesystem>
@@ -38,7 +38,7 @@ Result<JobContext> open_job(const std::vector<std::string>& args);
 
 // One candidate: new contents for the EVOLVE block(s), or none to take the block as it stands.
 struct Candidate {
-  std::string label;               // shown in progress lines ("EVOLVE block as written", a file name)
+  std::string label;  // shown in progress lines ("EVOLVE block as written", a file name)
   std::vector<std::string> codes;  // one per EVOLVE block; empty = unchanged
 };
 

@@ -15,8 +15,9 @@ using Files = std::map<std::string, std::string>;
 std::string config_yaml(const std::string& name, const std::string& language,
                         const std::string& arch) {
   return "# Task package written by `kernelfoundry init`; see docs/task-package.md.\n"
-         "task_name: " + name + "\n" + "job_name: " + name + "_job\n" + "language: " + language +
-         "\n" + "gpu_arch: " + arch + "\n" + "max_iters: 3\n" + "branches_per_iteration: 2\n";
+         "task_name: " +
+         name + "\n" + "job_name: " + name + "_job\n" + "language: " + language + "\n" +
+         "gpu_arch: " + arch + "\n" + "max_iters: 3\n" + "branches_per_iteration: 2\n";
 }
 
 const char* kReadme =
@@ -183,8 +184,7 @@ Status scaffold_task(const fs::path& dir, const std::string& language) {
   }
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_empty(dir, ec))
-    return Status::error("init: " + dir.string() +
-                         " exists and is not empty; give a new folder");
+    return Status::error("init: " + dir.string() + " exists and is not empty; give a new folder");
   std::string name = dir.filename().string();
   if (name.empty() || name == "." || name == "..") name = "my_task";
   for (char& ch : name)

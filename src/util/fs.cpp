@@ -13,7 +13,8 @@ namespace kf {
 
 Result<std::string> read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Result<std::string>::error("cannot read " + path.string() + ": " + std::strerror(errno));
+  if (!in)
+    return Result<std::string>::error("cannot read " + path.string() + ": " + std::strerror(errno));
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();

@@ -11,7 +11,9 @@ Hasher::Hasher() : ctx_(EVP_MD_CTX_new()) {
   EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr);
 }
 
-Hasher::~Hasher() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+Hasher::~Hasher() {
+  EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_));
+}
 
 Hasher& Hasher::add(std::string_view part) {
   // Length-prefix each part so ("ab","c") and ("a","bc") differ.

@@ -31,7 +31,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : data_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : data_(std::move(status)) {}  // NOLINT: must hold an error
 
   static Result error(std::string message) { return Result(Status::error(std::move(message))); }
@@ -60,8 +60,8 @@ class Result {
 }  // namespace kf
 
 // Returns early from a function returning Status or Result<U> when `expr` (a Status) fails.
-#define KF_RETURN_IF_ERROR(expr)                  \
-  do {                                            \
-    ::kf::Status kf_status_ = (expr);             \
-    if (!kf_status_.is_ok()) return kf_status_;   \
+#define KF_RETURN_IF_ERROR(expr)                \
+  do {                                          \
+    ::kf::Status kf_status_ = (expr);           \
+    if (!kf_status_.is_ok()) return kf_status_; \
   } while (0)

@@ -109,8 +109,8 @@ std::string nearest(std::string_view word, const std::vector<std::string>& candi
 std::string truncate_middle(std::string_view text, size_t head, size_t tail) {
   if (text.size() <= head + tail) return std::string(text);
   size_t cut = text.size() - head - tail;
-  return std::string(text.substr(0, head)) + "\n[... " + std::to_string(cut) +
-         " bytes cut ...]\n" + std::string(text.substr(text.size() - tail));
+  return std::string(text.substr(0, head)) + "\n[... " + std::to_string(cut) + " bytes cut ...]\n" +
+         std::string(text.substr(text.size() - tail));
 }
 
 std::string strprintf(const char* format, ...) {

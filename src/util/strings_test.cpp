@@ -33,6 +33,8 @@ TEST(Strings, TruncateMiddleKeepsBothEnds) {
   EXPECT_NE(t.find("980 bytes cut"), std::string::npos);
 }
 
-TEST(Strings, Strprintf) { EXPECT_EQ(strprintf("%d-%s", 7, "x"), "7-x"); }
+TEST(Strings, Strprintf) {
+  EXPECT_EQ(strprintf("%d-%s", 7, "x"), "7-x");
+}
 
 }  // namespace kf

@@ -20,8 +20,9 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
   return a;
 }
 
-#define EXPECT_CONTAINS(haystack, needle) \
-  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing: " << (needle) << "\nin:\n" << (haystack)
+#define EXPECT_CONTAINS(haystack, needle)                                                       \
+  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing: " << (needle) << "\nin:\n" \
+                                                        << (haystack)
 
 }  // namespace
 
@@ -34,7 +35,8 @@ TEST(CliErrors, RunWithoutTaskSaysHowToGiveOne) {
 
 TEST(CliErrors, UnknownCommandLineKeySuggestsNearest) {
   Scratch s;
-  CliRun r = s.run(with({"run", "task=" + example("reduction_cpp").string(), "max_iter=5"}, s.isolation_args()));
+  CliRun r = s.run(
+      with({"run", "task=" + example("reduction_cpp").string(), "max_iter=5"}, s.isolation_args()));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_CONTAINS(r.output, "max_iter");
   EXPECT_CONTAINS(r.output, "max_iters");
@@ -57,7 +59,8 @@ TEST(CliErrors, TypoInTaskConfigNamesFileAndLine) {
 
 TEST(CliErrors, WrongTypeIsNamed) {
   Scratch s;
-  CliRun r = s.run(with({"run", "task=" + example("reduction_cpp").string(), "max_iters=lots"}, s.isolation_args()));
+  CliRun r = s.run(with({"run", "task=" + example("reduction_cpp").string(), "max_iters=lots"},
+                        s.isolation_args()));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_CONTAINS(r.output, "max_iters");
   EXPECT_CONTAINS(r.output, "lots");
@@ -66,12 +69,14 @@ TEST(CliErrors, WrongTypeIsNamed) {
 TEST(CliErrors, MissingJobNameAndUnknownLanguage) {
   Scratch s;
   fs::path pkg = copy_example(s, "reduction_cpp");
-  ASSERT_TRUE(write_file(pkg / "config.yaml", "task_name: t\nlanguage: CPP\ngpu_arch: cpu\n").is_ok());
+  ASSERT_TRUE(
+      write_file(pkg / "config.yaml", "task_name: t\nlanguage: CPP\ngpu_arch: cpu\n").is_ok());
   CliRun r = s.run(with({"run", "task=" + pkg.string(), "validate=true"}, s.isolation_args()));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_CONTAINS(r.output, "job_name");
   ASSERT_TRUE(write_file(pkg / "config.yaml", "task_name: t\nlanguage: FORTRAN\n").is_ok());
-  CliRun r2 = s.run(with({"run", "task=" + pkg.string(), "validate=true", "job_name=j"}, s.isolation_args()));
+  CliRun r2 = s.run(
+      with({"run", "task=" + pkg.string(), "validate=true", "job_name=j"}, s.isolation_args()));
   EXPECT_EQ(r2.exit_code, 2);
   EXPECT_CONTAINS(r2.output, "FORTRAN");
   EXPECT_CONTAINS(r2.output, "CPP");
@@ -97,7 +102,8 @@ TEST(CliErrors, BrokenBlocksAreReportedWithFileAndLine) {
 TEST(CliErrors, PackageWithoutEvolveBlock) {
   Scratch s;
   fs::path pkg = s.dir() / "empty_pkg";
-  ASSERT_TRUE(write_file(pkg / "config.yaml", "task_name: t\njob_name: j\nlanguage: CPP\n").is_ok());
+  ASSERT_TRUE(
+      write_file(pkg / "config.yaml", "task_name: t\njob_name: j\nlanguage: CPP\n").is_ok());
   ASSERT_TRUE(write_file(pkg / "task.cpp", "int main() { return 0; }\n").is_ok());
   CliRun r = s.run(with({"run", "task=" + pkg.string(), "validate=true"}, s.isolation_args()));
   EXPECT_EQ(r.exit_code, 2);
@@ -115,12 +121,14 @@ TEST(CliErrors, AllowTemplatedAbortsForOcl) {
 
 TEST(CliErrors, MissingToolchainForSycl) {
   Scratch s;
-  CliRun r = s.run(with({"run", "task=" + example("reduction_cpp").string(), "validate=true", "language=SYCL"},
-                        s.isolation_args()));
+  CliRun r = s.run(
+      with({"run", "task=" + example("reduction_cpp").string(), "validate=true", "language=SYCL"},
+           s.isolation_args()));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_CONTAINS(r.output, "icpx");
-  CliRun t = s.run(with({"run", "task=" + example("reduction_cpp").string(), "validate=true", "language=triton"},
-                        s.isolation_args()));
+  CliRun t = s.run(
+      with({"run", "task=" + example("reduction_cpp").string(), "validate=true", "language=triton"},
+           s.isolation_args()));
   EXPECT_EQ(t.exit_code, 2);
   EXPECT_CONTAINS(t.output, "triton");
 }

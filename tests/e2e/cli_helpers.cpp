@@ -17,7 +17,9 @@ std::filesystem::path source_dir() {
   return s ? s : KF_E2E_SOURCE_DIR;
 }
 
-std::filesystem::path example(const std::string& name) { return source_dir() / "examples" / "tasks" / name; }
+std::filesystem::path example(const std::string& name) {
+  return source_dir() / "examples" / "tasks" / name;
+}
 
 std::filesystem::path candidate(const std::string& task, const std::string& file) {
   return source_dir() / "tests" / "e2e" / "candidates" / task / file;
@@ -78,8 +80,10 @@ CliRun Scratch::run(const std::vector<std::string>& args, double timeout_s) cons
   const char* cli = std::getenv("KF_CLI");
   const char* bin_dir = std::getenv("KF_BINARY_DIR");
   ProcessSpec spec;
-  spec.argv = {cli ? std::string(cli)
-                   : (fs::path(bin_dir ? bin_dir : KF_E2E_BINARY_DIR) / "src" / "cli" / "kernelfoundry").string()};
+  spec.argv = {
+      cli ? std::string(cli)
+          : (fs::path(bin_dir ? bin_dir : KF_E2E_BINARY_DIR) / "src" / "cli" / "kernelfoundry")
+                .string()};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.work_dir = dir_;
   spec.timeout_s = timeout_s;

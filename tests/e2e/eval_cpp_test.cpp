@@ -124,7 +124,8 @@ TEST(EvalCpp, TestCommandRunsTheBlockAndTheReference) {
 // USER_INSTRUCTIONS block is read from the source file it sits in.
 TEST(EvalCpp, UserStylePackageValidates) {
   Scratch s;
-  std::vector<std::string> args = {"run", "task=" + example("box_blur_cpp").string(), "validate=true"};
+  std::vector<std::string> args = {"run", "task=" + example("box_blur_cpp").string(),
+                                   "validate=true"};
   for (const auto& a : Scratch::quick_args()) args.push_back(a);
   JobOutcome job = s.run_job("box_blur_cpp_tuning", args);
   EXPECT_EQ(job.cli.exit_code, 0) << job.cli.output;

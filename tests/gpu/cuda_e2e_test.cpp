@@ -8,7 +8,8 @@
 namespace kf::e2e {
 namespace {
 
-#define EXPECT_CONTAINS(text, part) EXPECT_NE((text).find(part), std::string::npos) << "missing: " << (part) << "\nin:\n" << (text)
+#define EXPECT_CONTAINS(text, part) \
+  EXPECT_NE((text).find(part), std::string::npos) << "missing: " << (part) << "\nin:\n" << (text)
 
 std::filesystem::path candidate_path(const std::string& task, const std::string& file) {
   return source_dir() / "tests" / "gpu" / "candidates" / task / file;
@@ -23,7 +24,8 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
 TEST(CudaExamples, SoftmaxAndMatmulValidate) {
   for (const char* name : {"softmax_cuda", "matmul_cuda"}) {
     Scratch s;
-    CliRun r = s.run(with({"run", "task=" + example(name).string(), "validate=true"}, s.isolation_args()));
+    CliRun r =
+        s.run(with({"run", "task=" + example(name).string(), "validate=true"}, s.isolation_args()));
     std::cout << r.output;
     EXPECT_EQ(r.exit_code, 0) << name;
     EXPECT_CONTAINS(r.output, "verdict 5 (correct)");
@@ -34,7 +36,8 @@ TEST(CudaCandidates, EachGetsItsVerdictAndTheRunGoesOn) {
   Scratch s;
   const std::vector<std::string> files = {"does_not_compile.cu", "wrong_sum.cu", "out_of_bounds.cu",
                                           "no_launch.cu", "warp_per_row.cu"};
-  std::vector<std::string> args = {"eval", "task=" + example("softmax_cuda").string(), "job_name=gpu_cands"};
+  std::vector<std::string> args = {"eval", "task=" + example("softmax_cuda").string(),
+                                   "job_name=gpu_cands"};
   for (const auto& f : files) args.push_back(candidate_path("softmax_cuda", f).string());
   CliRun r = s.run(with(args, s.isolation_args()), 900);
   std::cout << r.output;
