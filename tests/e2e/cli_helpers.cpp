@@ -178,4 +178,45 @@ void expect_job_recorded(const JobOutcome& job, const std::vector<std::filesyste
   }
 }
 
+void expect_validate_passes(const std::string& example_name, const std::string& job_name,
+                            const std::string& language) {
+  Scratch s;
+  std::vector<std::string> args = {"run", "task=" + example(example_name).string(),
+                                   "validate=true"};
+  for (const auto& a : Scratch::quick_args()) args.push_back(a);
+  JobOutcome job = s.run_job(job_name, args);
+  EXPECT_EQ(job.cli.exit_code, 0) << job.cli.output;
+  EXPECT_NE(job.cli.output.find("[1/1] EVOLVE block as written"), std::string::npos)
+      << job.cli.output;
+  EXPECT_NE(job.cli.output.find("verdict 5 (correct)"), std::string::npos) << job.cli.output;
+  ASSERT_TRUE(job.db_error.empty()) << job.db_error;
+  ASSERT_TRUE(job.job.has_value());
+  EXPECT_EQ(job.job->status, "done");
+  EXPECT_EQ(job.job->language, language);
+  ASSERT_EQ(job.kernels.size(), 1u);
+  EXPECT_EQ(job.kernels[0].verdict, 5) << job.kernels[0].reason;
+  EXPECT_TRUE(job.kernels[0].speedup.has_value());
+  ASSERT_TRUE(job.results.is_object());
+  ASSERT_EQ(job.results["kernels"].size(), 1u);
+  EXPECT_EQ(job.results["kernels"][0].value("uuid", ""), job.kernels[0].uuid);
+}
+
+void expect_test_command_passes(const std::string& example_name, const std::string& backend) {
+  Scratch s;
+  std::vector<std::string> args = {"test", example(example_name).string()};
+  for (const auto& a : s.isolation_args()) args.push_back(a);
+  for (const auto& a : Scratch::quick_args()) args.push_back(a);
+  for (const char* impl : {"candidate", "reference"}) {
+    SCOPED_TRACE(impl);
+    if (std::string(impl) == "reference") args.push_back("--ref");
+    CliRun r = s.run(args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    for (const std::string& part :
+         {std::string("verdict: 5 (correct)"), std::string(impl) + " on " + backend + " device",
+          std::string("result: pass")})
+      EXPECT_NE(r.output.find(part), std::string::npos) << "missing: " << part << "\nin:\n"
+                                                        << r.output;
+  }
+}
+
 }  // namespace kf::e2e

@@ -66,6 +66,14 @@ std::filesystem::path candidate(const std::string& task, const std::string& file
 void expect_job_recorded(const JobOutcome& job, const std::vector<std::filesystem::path>& files,
                          const std::string& task_name);
 
+// `run task=<example> validate=true` (quick timing): exit 0, verdict 5, one kernel row in
+// `language`, consistent with results.json.
+void expect_validate_passes(const std::string& example_name, const std::string& job_name,
+                            const std::string& language);
+
+// `test <example>` and `test <example> --ref` both pass on the `backend` ("host", "opencl").
+void expect_test_command_passes(const std::string& example_name, const std::string& backend);
+
 // The text of a file, "" when it cannot be read.
 std::string file_text(const std::filesystem::path& path);
 // Ids of running processes (this one excluded) whose command line contains `text`.

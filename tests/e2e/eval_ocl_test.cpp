@@ -138,43 +138,11 @@ TEST(EvalOcl, EachCandidateGetsItsVerdictAndReasonInOneJob) {
 }
 
 TEST(EvalOcl, RunValidateOnTheExampleIsCorrect) {
-  Scratch s;
-  std::vector<std::string> args = {"run", "task=" + example(kTask).string(), "validate=true"};
-  for (const auto& a : Scratch::quick_args()) args.push_back(a);
-  JobOutcome job = s.run_job("softmax_ocl_example", args);
-  EXPECT_EQ(job.cli.exit_code, 0) << job.cli.output;
-  EXPECT_CONTAINS(job.cli.output, "[1/1] EVOLVE block as written");
-  EXPECT_CONTAINS(job.cli.output, "verdict 5 (correct)");
-  ASSERT_TRUE(job.db_error.empty()) << job.db_error;
-  ASSERT_TRUE(job.job.has_value());
-  EXPECT_EQ(job.job->status, "done");
-  EXPECT_EQ(job.job->language, "OCL");
-  ASSERT_EQ(job.kernels.size(), 1u);
-  EXPECT_EQ(job.kernels[0].verdict, 5) << job.kernels[0].reason;
-  EXPECT_TRUE(job.kernels[0].speedup.has_value());
-  ASSERT_TRUE(job.results.is_object());
-  ASSERT_EQ(job.results["kernels"].size(), 1u);
-  EXPECT_EQ(job.results["kernels"][0].value("uuid", ""), job.kernels[0].uuid);
+  expect_validate_passes(kTask, "softmax_ocl_example", "OCL");
 }
 
 TEST(EvalOcl, TestCommandRunsTheBlockAndTheReference) {
-  Scratch s;
-  std::vector<std::string> candidate_args = {"test", example(kTask).string()};
-  for (const auto& a : s.isolation_args()) candidate_args.push_back(a);
-  for (const auto& a : Scratch::quick_args()) candidate_args.push_back(a);
-  CliRun block = s.run(candidate_args);
-  EXPECT_EQ(block.exit_code, 0) << block.output;
-  EXPECT_CONTAINS(block.output, "verdict: 5 (correct)");
-  EXPECT_CONTAINS(block.output, "candidate on opencl device");
-  EXPECT_CONTAINS(block.output, "result: pass");
-
-  std::vector<std::string> ref_args = candidate_args;
-  ref_args.push_back("--ref");
-  CliRun ref = s.run(ref_args);
-  EXPECT_EQ(ref.exit_code, 0) << ref.output;
-  EXPECT_CONTAINS(ref.output, "verdict: 5 (correct)");
-  EXPECT_CONTAINS(ref.output, "reference on opencl device");
-  EXPECT_CONTAINS(ref.output, "result: pass");
+  expect_test_command_passes(kTask, "opencl");
 }
 
 }  // namespace kf::e2e
