@@ -229,6 +229,10 @@ std::vector<KeySpec> build_schema() {
   add(Row("eval_config.num_seeds", Kind::kInt, 3,
           "Input seeds each candidate's correctness is checked with.")
           .at_least(1));
+  add(Row("eval_config.large_shape_mib", Kind::kNumber, 64,
+          "Shapes whose buffers total more than this many MiB are checked with seed 1 only (the "
+          "benchmark phase re-checks them on a seed of its own); 0 = every seed on every shape.")
+          .at_least(0));
   add(Row("eval_config.noise_target", Kind::kNumber, 0.005,
           "Sampling stops once the relative standard deviation of the mean is below this.")
           .above(0)

@@ -27,6 +27,7 @@ struct EvalOptions {
   size_t max_output_bytes = 1 << 20;
   size_t max_log_chars = 6000;
   int num_seeds = 3;
+  double large_shape_mib = 64;  // shapes over this get one correctness seed (0 = all seeds)
   double noise_target = 0.005;
   int min_samples = 10;
   int max_samples = 2000;

@@ -70,6 +70,8 @@ ProcessResult Evaluator::run_harness(const fs::path& binary, const fs::path& src
                src_dir.string(),
                "--seeds",
                std::to_string(options_.num_seeds),
+               "--large-shape-mib",
+               fmt_num(options_.large_shape_mib),
                "--noise",
                fmt_num(options_.noise_target),
                "--min-samples",

@@ -9,21 +9,13 @@
 
 namespace kernelfoundry {
 
-std::uint64_t buffer_checksum(const Buffer& buffer) {
+std::uint64_t buffer_checksum(const Buffer& buffer, std::vector<unsigned char>* staging) {
   Device& device = BufferAccess::device(buffer);
   std::size_t bytes = BufferAccess::capacity_bytes(buffer);
   if (const void* host = device.host_view(buffer.handle())) return checksum_chunked(host, bytes);
-  // Downloaded a chunk at a time, so a large input needs no second full-size host copy; the
-  // chaining matches checksum_chunked over the host values.
-  constexpr std::size_t kChunk = kChecksumChunk;
-  std::vector<unsigned char> chunk(std::min(bytes, kChunk));
-  std::uint64_t sum = 0;
-  for (std::size_t off = 0; off < bytes; off += kChunk) {
-    std::size_t n = std::min(kChunk, bytes - off);
-    device.download(buffer.handle(), off, chunk.data(), n);
-    sum = checksum(chunk.data(), n, sum);
-  }
-  return bytes == 0 ? checksum(nullptr, 0) : sum;
+  staging->resize(bytes);
+  if (bytes > 0) device.download(buffer.handle(), 0, staging->data(), bytes);
+  return checksum_chunked(staging->data(), bytes);
 }
 
 bool guard_intact(const Buffer& buffer, std::string* detail) {
@@ -54,10 +46,10 @@ void restore_guard(Buffer& buffer) {
                                       g.data(), g.size());
 }
 
-std::vector<unsigned char> to_host(const Buffer& buffer) {
-  std::vector<unsigned char> out(buffer.bytes());
-  BufferAccess::device(buffer).download(buffer.handle(), 0, out.data(), out.size());
-  return out;
+void to_host(const Buffer& buffer, std::vector<unsigned char>* out) {
+  out->resize(buffer.bytes());
+  if (!out->empty())
+    BufferAccess::device(buffer).download(buffer.handle(), 0, out->data(), out->size());
 }
 
 }  // namespace kernelfoundry

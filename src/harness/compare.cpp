@@ -1,9 +1,11 @@
 // allclose semantics shared by the harness and task authors: per-element |a-e| <= atol + rtol*|e|,
 // a pass ratio per output, NaN/Inf handling, and the statistics a failure report needs.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
+#include "harness/parallel.h"
 #include "kernelfoundry/compare.h"
 
 namespace kernelfoundry {
@@ -36,6 +38,23 @@ class Accumulator {
     }
   }
 
+  // Folds in the accumulator of the chunk that follows this one.
+  void merge(const Accumulator& next) {
+    const CompareResult& n = next.r_;
+    r_.max_abs = std::max(r_.max_abs, n.max_abs);
+    r_.max_rel = std::max(r_.max_rel, n.max_rel);
+    dot_ += next.dot_;
+    na_ += next.na_;
+    ne_ += next.ne_;
+    finite_pairs_ += next.finite_pairs_;
+    if (r_.mismatches == 0 && n.mismatches > 0) r_.first_bad = n.first_bad;
+    r_.mismatches += n.mismatches;
+    r_.nonfinite += n.nonfinite;
+    for (const auto& ex : n.examples) {
+      if (r_.examples.size() < kMaxExamples) r_.examples.push_back(ex);
+    }
+  }
+
   CompareResult finish(long total) {
     r_.total = total;
     if (na_ == 0 && ne_ == 0) {
@@ -64,18 +83,32 @@ bool float_element_ok(double a, double e, bool equal_bits, const Tolerance& tol)
   return std::fabs(a - e) <= tol.atol + tol.rtol * std::fabs(e);
 }
 
+// Chunks of a fixed size compared in parallel and merged in order: the result (sums included)
+// is the same for any thread count.
+constexpr long kCompareChunk = 1L << 20;
+
+template <class Element>
+CompareResult compare_chunked(long n, const Tolerance& tol, Element element) {
+  long chunks = (n + kCompareChunk - 1) / kCompareChunk;
+  std::vector<Accumulator> parts(std::size_t(std::max(1L, chunks)), Accumulator(tol));
+  parallel_chunks(n, kCompareChunk, [&](long c, long begin, long end) {
+    Accumulator& acc = parts[std::size_t(c)];
+    for (long i = begin; i < end; ++i) element(acc, i);
+  });
+  for (std::size_t c = 1; c < parts.size(); ++c) parts[0].merge(parts[c]);
+  return parts[0].finish(n);
+}
+
 template <class T, class Convert>
 CompareResult compare_floats(const void* actual, const void* expected, long n, const Tolerance& tol,
                              Convert convert) {
   const T* a = static_cast<const T*>(actual);
   const T* e = static_cast<const T*>(expected);
-  Accumulator acc(tol);
-  for (long i = 0; i < n; ++i) {
+  return compare_chunked(n, tol, [&](Accumulator& acc, long i) {
     double av = convert(a[i]), ev = convert(e[i]);
     bool equal_bits = std::memcmp(&a[i], &e[i], sizeof(T)) == 0;
     acc.record(i, av, ev, float_element_ok(av, ev, equal_bits, tol));
-  }
-  return acc.finish(n);
+  });
 }
 
 // Integers compare in their own type (exact beyond 2^53); the tolerance applies to the distance.
@@ -83,8 +116,7 @@ template <class T>
 CompareResult compare_ints(const void* actual, const void* expected, long n, const Tolerance& tol) {
   const T* a = static_cast<const T*>(actual);
   const T* e = static_cast<const T*>(expected);
-  Accumulator acc(tol);
-  for (long i = 0; i < n; ++i) {
+  return compare_chunked(n, tol, [&](Accumulator& acc, long i) {
     bool ok = a[i] == e[i];
     if (!ok) {
       std::uint64_t d = a[i] > e[i] ? std::uint64_t(a[i]) - std::uint64_t(e[i])
@@ -92,8 +124,7 @@ CompareResult compare_ints(const void* actual, const void* expected, long n, con
       ok = double(d) <= tol.atol + tol.rtol * std::fabs(double(e[i]));
     }
     acc.record(i, double(a[i]), double(e[i]), ok);
-  }
-  return acc.finish(n);
+  });
 }
 
 std::string format_value(double v) {

@@ -116,3 +116,24 @@ TEST(Compare, SizeMismatchNeverPasses) {
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.total, 3);
 }
+
+TEST(Compare, ChunkedParallelCompareKeepsFirstMismatchAndExamplesInOrder) {
+  // Three chunks of 1M elements: mismatches in the second and third; the first reported must be
+  // the lowest index, the examples in index order, sums over every element.
+  long n = 3 * (1L << 20) + 17;
+  std::vector<float> expected(std::size_t(n), 1.0f), actual = expected;
+  std::vector<long> bad = {(1L << 20) + 5, (1L << 20) + 9, 2 * (1L << 20) + 1, n - 1};
+  for (long i : bad) actual[std::size_t(i)] = 2.0f;
+  auto r = kf::compare(actual.data(), expected.data(), kf::DType::F32, n, kf::tolerance(1e-5));
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.total, n);
+  EXPECT_EQ(r.mismatches, long(bad.size()));
+  EXPECT_EQ(r.first_bad, bad[0]);
+  ASSERT_EQ(r.examples.size(), bad.size());
+  for (std::size_t k = 0; k < bad.size(); ++k) EXPECT_EQ(r.examples[k].index, bad[k]);
+  EXPECT_DOUBLE_EQ(r.max_abs, 1.0);
+  // cosine of (1,..,1,2,..) against (1,..,1): below 1, the same on a repeat.
+  EXPECT_LT(r.cosine, 1.0);
+  auto again = kf::compare(actual.data(), expected.data(), kf::DType::F32, n, kf::tolerance(1e-5));
+  EXPECT_EQ(again.cosine, r.cosine);
+}

@@ -5,8 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <system_error>
-#include <thread>
+#include <vector>
+
+#include "harness/parallel.h"
 
 namespace kernelfoundry {
 namespace {
@@ -137,25 +138,9 @@ void fill_values(void* dst, DType dtype, long count, const Distribution& dist, s
     throw Error("ints(" + std::to_string(long(dist.a)) + ", " + std::to_string(long(dist.b)) +
                 "): the high bound is below the low bound");
   }
-  constexpr long kPerThread = 1 << 20;
-  unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), 16);
-  threads = unsigned(std::min<long>(threads, std::max(1L, count / kPerThread)));
-  if (threads <= 1) {
-    fill_range(dst, dtype, 0, count, dist, key);
-    return;
-  }
-  std::vector<std::thread> pool;
-  long step = (count + threads - 1) / threads;
-  long next = 0;
-  try {
-    for (; next < count; next += step) {
-      long begin = next, end = std::min(count, next + step);
-      pool.emplace_back([=, &dist] { fill_range(dst, dtype, begin, end, dist, key); });
-    }
-  } catch (const std::system_error&) {  // no thread support linked: finish serially
-    fill_range(dst, dtype, next, count, dist, key);
-  }
-  for (auto& t : pool) t.join();
+  parallel_chunks(count, 1L << 20, [&](long, long begin, long end) {
+    fill_range(dst, dtype, begin, end, dist, key);
+  });
 }
 
 std::vector<unsigned char> poison_pattern(DType dtype, int variant) {
@@ -226,12 +211,21 @@ std::uint64_t checksum(const void* data, std::size_t bytes, std::uint64_t seed) 
   return mix64(h);
 }
 
+std::uint64_t checksum_combine(std::uint64_t sum, std::uint64_t chunk_sum, std::size_t index) {
+  return mix64(sum ^ (chunk_sum + std::uint64_t(index) * kGolden));
+}
+
 std::uint64_t checksum_chunked(const void* data, std::size_t bytes) {
   if (bytes == 0) return checksum(nullptr, 0);
   const unsigned char* p = static_cast<const unsigned char*>(data);
+  long chunks = long((bytes + kChecksumChunk - 1) / kChecksumChunk);
+  std::vector<std::uint64_t> sums(std::size_t(chunks), 0);
+  parallel_chunks(chunks, 1, [&](long c, long, long) {
+    std::size_t off = std::size_t(c) * kChecksumChunk;
+    sums[std::size_t(c)] = checksum(p + off, std::min(kChecksumChunk, bytes - off));
+  });
   std::uint64_t sum = 0;
-  for (std::size_t off = 0; off < bytes; off += kChecksumChunk)
-    sum = checksum(p + off, std::min(kChecksumChunk, bytes - off), sum);
+  for (std::size_t c = 0; c < sums.size(); ++c) sum = checksum_combine(sum, sums[c], c);
   return sum;
 }
 

@@ -116,3 +116,23 @@ TEST(Checksum, ChangesWithAnyByteAndChains) {
   EXPECT_NE(kf::checksum(data.data(), 500, kf::checksum(data.data(), 500)),
             kf::checksum(data.data(), 500));
 }
+
+TEST(Checksum, ChunkedSumSeesEveryChunkAndItsPosition) {
+  // Three chunks (the last partial): a change anywhere moves the sum; so does swapping two equal-
+  // sized chunks, since each chunk's index is folded in.
+  std::size_t bytes = 2 * kf::kChecksumChunk + 4096;
+  std::vector<unsigned char> data(bytes);
+  for (std::size_t i = 0; i < bytes; ++i)
+    data[i] = static_cast<unsigned char>((i * 2654435761u >> 13) ^ (i / kf::kChecksumChunk));
+  std::uint64_t base = kf::checksum_chunked(data.data(), bytes);
+  EXPECT_EQ(kf::checksum_chunked(data.data(), bytes), base);
+  for (std::size_t i : {std::size_t(0), kf::kChecksumChunk + 3, bytes - 1}) {
+    data[i] ^= 0x10;
+    EXPECT_NE(kf::checksum_chunked(data.data(), bytes), base) << i;
+    data[i] ^= 0x10;
+  }
+  std::vector<unsigned char> swapped(data);
+  std::swap_ranges(swapped.begin(), swapped.begin() + long(kf::kChecksumChunk),
+                   swapped.begin() + long(kf::kChecksumChunk));
+  EXPECT_NE(kf::checksum_chunked(swapped.data(), bytes), base);
+}

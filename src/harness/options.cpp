@@ -15,9 +15,9 @@ const std::vector<std::string>& flag_names() {
 
 const std::vector<std::string>& value_names() {
   static const std::vector<std::string> names = {
-      "--phase",       "--seeds",        "--out",         "--params",      "--template-params",
-      "--kernel-dir",  "--noise",        "--min-samples", "--max-samples", "--time-budget",
-      "--warmup-time", "--warmup-iters", "--peak-gbps",   "--shape"};
+      "--phase",           "--seeds",       "--large-shape-mib", "--out",         "--params",
+      "--template-params", "--kernel-dir",  "--noise",           "--min-samples", "--max-samples",
+      "--time-budget",     "--warmup-time", "--warmup-iters",    "--peak-gbps",   "--shape"};
   return names;
 }
 
@@ -107,6 +107,7 @@ bool apply_value(const std::string& key, const std::string& value, Options* o, s
     o->seeds = int(n);
     return true;
   }
+  if (key == "--large-shape-mib") return parse_double(key, value, 0, &o->large_shape_mib, err);
   if (key == "--out") return set_string(key, value, &o->out, err);
   if (key == "--shape") return set_string(key, value, &o->shape, err);
   if (key == "--params") return set_string(key, value, &o->params_file, err);
@@ -199,6 +200,8 @@ std::string usage_text(const std::string& program) {
          "  --ref                 test the reference instead of the candidate\n"
          "  --phase P             correctness | benchmark | all (default all)\n"
          "  --seeds N             correctness seeds 1..N (default 3)\n"
+         "  --large-shape-mib M   shapes with more than M MiB of buffers get one correctness seed\n"
+         "                        (default 64; 0 = every seed on every shape)\n"
          "  --out FILE            write the result JSON (atomically)\n"
          "  --params FILE         runtime parameters (JSON object), read with Case::param\n"
          "  --template-params J   template parameters (JSON object text or file)\n"

@@ -13,6 +13,9 @@ struct Options {
   bool ref = false;  // the reference is the implementation under test
   Phase phase = Phase::All;
   int seeds = 3;
+  // Shapes whose buffers total more than this are checked with one seed (the highest) in the
+  // correctness phase; the benchmark phase checks them again on seed 1. 0 = all seeds everywhere.
+  double large_shape_mib = 64;
   std::string out;              // result JSON path; empty: none
   std::string params_file;      // JSON object
   std::string template_params;  // JSON object text, or a file holding one

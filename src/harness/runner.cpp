@@ -22,6 +22,23 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// Adds the scope's duration to `total`.
+class StepTimer {
+ public:
+  explicit StepTimer(double* total) : total_(total), start_(Clock::now()) {}
+  ~StepTimer() { *total_ += seconds_since(start_); }
+  StepTimer(const StepTimer&) = delete;
+  StepTimer& operator=(const StepTimer&) = delete;
+
+ private:
+  double* total_;
+  Clock::time_point start_;
+};
+
+// Inputs up to this size are checksummed after every call; larger ones after the last call of a
+// case (a modification persists, so it is still caught, at half the downloads).
+constexpr double kEagerInputCheckBytes = 16.0 * (1 << 20);
+
 void say(const std::string& line) {
   std::fputs(line.c_str(), stdout);
   std::fputc('\n', stdout);
@@ -218,7 +235,7 @@ Runner::CallOutcome Runner::invoke(CaseState& cs, Impl impl, int set, int call) 
   return out;
 }
 
-bool Runner::check_integrity(CaseState& cs, int set, CallOutcome* outcome) {
+bool Runner::check_integrity(CaseState& cs, int set, CallOutcome* outcome, bool inputs) {
   std::vector<Buffer*> buffers;
   for (auto& b : cs.inputs) buffers.push_back(b.get());
   for (auto& b : cs.sets[set]) buffers.push_back(b.get());
@@ -234,8 +251,8 @@ bool Runner::check_integrity(CaseState& cs, int set, CallOutcome* outcome) {
       return false;
     }
   }
-  for (std::size_t k = 0; k < cs.inputs.size(); ++k) {
-    if (buffer_checksum(*cs.inputs[k]) != cs.input_sums[k]) {
+  for (std::size_t k = 0; inputs && k < cs.inputs.size(); ++k) {
+    if (buffer_checksum(*cs.inputs[k], &staging_) != cs.input_sums[k]) {
       std::string msg = "modified input '" + cs.inputs[k]->name() + "'";
       report_.add_flag("input_modified", cs.shape.id() + ": " + msg);
       outcome->fail(Status::Wrong, "", msg);
@@ -271,12 +288,16 @@ bool Runner::compute_expected(CaseState& cs) {
         "reference failed on shape " + cs.shape.id() + " seed " + std::to_string(cs.seed), out);
     return false;
   }
-  expected_.clear();
+  expected_.resize(cs.sets[kExpectedSet].size());
   expected_counts_.clear();
-  for (auto& b : cs.sets[kExpectedSet]) {
-    expected_.push_back(b->role() == Buffer::Role::Scratch ? std::vector<unsigned char>()
-                                                           : to_host(*b));
-    expected_counts_.push_back(b->count());
+  for (std::size_t k = 0; k < cs.sets[kExpectedSet].size(); ++k) {
+    const Buffer& b = *cs.sets[kExpectedSet][k];
+    if (b.role() == Buffer::Role::Scratch) {
+      expected_[k].clear();
+    } else {
+      to_host(b, &expected_[k]);
+    }
+    expected_counts_.push_back(b.count());
   }
   return true;
 }
@@ -284,12 +305,13 @@ bool Runner::compute_expected(CaseState& cs) {
 // ---- comparisons --------------------------------------------------------------------------
 
 bool Runner::compare_outputs(CaseState& cs, const std::string& phase, int call, int variant,
-                             const std::string& where, std::vector<OutputStats>* stats,
-                             std::vector<std::vector<unsigned char>>* actual_out) {
+                             const std::string& where, std::vector<OutputStats>* stats, int slot) {
+  std::vector<std::vector<unsigned char>>& host_copies = actual_[slot];
+  host_copies.resize(cs.outputs.size());
   for (std::size_t k = 0; k < cs.outputs.size(); ++k) {
     const OutputSpec& spec = cs.outputs[k];
     if (spec.role == Buffer::Role::Scratch) {
-      if (actual_out) actual_out->emplace_back();
+      host_copies[k].clear();
       continue;
     }
     Buffer& got = *cs.sets[kTestSet][k];
@@ -303,7 +325,8 @@ bool Runner::compare_outputs(CaseState& cs, const std::string& phase, int call, 
       say("  FAIL " + where + ": " + rec.message);
       return false;
     }
-    std::vector<unsigned char> actual = to_host(got);
+    std::vector<unsigned char>& actual = host_copies[k];
+    to_host(got, &actual);
     rec.compared = true;
     rec.tol = spec.tol;
     rec.cmp = compare(actual.data(), expected_[k].data(), spec.dtype, got.count(), spec.tol);
@@ -344,7 +367,6 @@ bool Runner::compare_outputs(CaseState& cs, const std::string& phase, int call, 
       return false;
     }
     report_.cases.push_back(rec);
-    if (actual_out) actual_out->push_back(std::move(actual));
   }
   return true;
 }
@@ -354,7 +376,7 @@ void Runner::note_nondeterminism(const CaseState& cs,
                                  const std::vector<std::vector<unsigned char>>& second) {
   for (std::size_t k = 0; k < cs.outputs.size() && k < first.size() && k < second.size(); ++k) {
     const OutputSpec& spec = cs.outputs[k];
-    if (first[k].size() != second[k].size()) continue;
+    if (first[k].size() != second[k].size() || first[k] == second[k]) continue;
     std::size_t size = dtype_size(spec.dtype);
     long differ = 0, n = long(first[k].size() / size);
     for (long i = 0; i < n; ++i) {
@@ -372,14 +394,27 @@ void Runner::note_nondeterminism(const CaseState& cs,
 
 // ---- correctness --------------------------------------------------------------------------
 
-bool Runner::check_case(const Shape& shape, int seed, std::vector<OutputStats>* stats) {
+bool Runner::check_case(const Shape& shape, int seed, std::vector<OutputStats>* stats,
+                        double* bytes) {
   CaseState cs(ctx_, shape, seed);
-  if (!run_setup(cs) || !compute_expected(cs)) return false;
+  {
+    StepTimer timer(&times_.setup);
+    if (!run_setup(cs)) return false;
+  }
+  {
+    StepTimer timer(&times_.reference);
+    if (!compute_expected(cs)) return false;
+  }
+  double input_bytes = 0;
+  for (auto& b : cs.inputs) input_bytes += double(BufferAccess::capacity_bytes(*b));
+  *bytes = input_bytes;
+  for (const auto& set : cs.sets) {
+    for (const auto& b : set) *bytes += double(BufferAccess::capacity_bytes(*b));
+  }
   stats->resize(cs.outputs.size());
   for (std::size_t k = 0; k < cs.outputs.size(); ++k) {
     if (cs.outputs[k].role != Buffer::Role::Scratch) (*stats)[k].name = cs.outputs[k].name;
   }
-  std::vector<std::vector<unsigned char>> first;
   for (int call_no = 1; call_no <= 2; ++call_no) {
     int variant = call_no - 1;  // a different poison per call
     std::string where = "correctness failed on shape " + shape.id() + " seed " +
@@ -389,18 +424,22 @@ bool Runner::check_case(const Shape& shape, int seed, std::vector<OutputStats>* 
     if (call_no == 2) {
       where += " (call 1 on the same inputs was correct: correct only on the first call)";
     }
-    CallOutcome out = call(cs, test_impl(), kTestSet, call_no, variant);
+    CallOutcome out;
+    {
+      StepTimer timer(&times_.calls);
+      prepare_set(cs, kTestSet, variant);
+      out = invoke(cs, test_impl(), kTestSet, call_no);
+    }
+    StepTimer timer(&times_.checks);
+    if (out.ok)
+      check_integrity(cs, kTestSet, &out, call_no == 2 || input_bytes <= kEagerInputCheckBytes);
     if (!out.ok) {
       record_failure(cs, "correctness", call_no, where, out);
       return false;
     }
-    std::vector<std::vector<unsigned char>> actual;
-    if (!compare_outputs(cs, "correctness", call_no, variant, where, stats, &actual)) return false;
-    if (call_no == 1) {
-      first = std::move(actual);
-    } else {
-      note_nondeterminism(cs, first, actual);
-    }
+    if (!compare_outputs(cs, "correctness", call_no, variant, where, stats, call_no - 1))
+      return false;
+    if (call_no == 2) note_nondeterminism(cs, actual_[0], actual_[1]);
   }
   return true;
 }
@@ -408,21 +447,32 @@ bool Runner::check_case(const Shape& shape, int seed, std::vector<OutputStats>* 
 void Runner::correctness() {
   auto start = Clock::now();
   std::vector<Shape> shapes = checked_shapes(suite_);
+  double large_bytes = options_.large_shape_mib * double(1 << 20);
   say("correctness: " + std::to_string(shapes.size()) + " shapes x " +
-      std::to_string(options_.seeds) + " seeds x 2 calls");
+      std::to_string(options_.seeds) + " seeds x 2 calls" +
+      (large_bytes > 0 && options_.seeds > 1
+           ? " (shapes over " + fmt("%g", options_.large_shape_mib) + " MiB: seed 1 only)"
+           : ""));
   std::size_t cases_before = report_.cases.size();
+  times_ = StepTimes{};
   for (const Shape& shape : shapes) {
     std::vector<OutputStats> stats;
     bool ok = true;
+    int seeds_checked = 0;
     for (int seed = 1; seed <= options_.seeds && ok; ++seed) {
+      double bytes = 0;
       try {
-        ok = check_case(shape, seed, &stats);
+        ok = check_case(shape, seed, &stats, &bytes);
       } catch (const DeviceError& e) {  // from the harness's own device calls (fill, copy)
         report_.fail(Status::Error, "correctness on shape " + shape.id() + ": " + e.what(),
                      "device");
         say("  FAIL correctness on shape " + shape.id() + ": " + e.what());
         ok = false;
       }
+      ++seeds_checked;
+      // A large shape costs seconds per seed; its other seeds add little the small shapes and
+      // the benchmark phase (a seed of its own) do not already cover.
+      if (large_bytes > 0 && bytes > large_bytes) break;
     }
     if (!ok) break;
     std::string line = "  ok   " + shape.id();
@@ -431,20 +481,28 @@ void Runner::correctness() {
       line += "  " + s.name + ": max_abs " + fmt("%.3g", s.max_abs) + " max_rel " +
               fmt("%.3g", s.max_rel) + " cosine " + fmt("%.6f", s.min_cosine);
     }
+    if (seeds_checked < options_.seeds) line += "  (large: seed 1 only)";
     say(line);
   }
   double seconds = seconds_since(start);
   report_.phase_seconds.emplace_back("correctness", seconds);
+  report_.phase_seconds.emplace_back("correctness.setup", times_.setup);
+  report_.phase_seconds.emplace_back("correctness.reference", times_.reference);
+  report_.phase_seconds.emplace_back("correctness.calls", times_.calls);
+  report_.phase_seconds.emplace_back("correctness.checks", times_.checks);
   if (!report_.failed()) {
     say("correctness: passed " + std::to_string(report_.cases.size() - cases_before) +
-        " checks in " + fmt("%.2f s", seconds));
+        " checks in " + fmt("%.2f s", seconds) + " (setup " + fmt("%.2f", times_.setup) +
+        ", reference " + fmt("%.2f", times_.reference) + ", calls " + fmt("%.2f", times_.calls) +
+        ", checks " + fmt("%.2f", times_.checks) + ")");
   }
 }
 
 // ---- benchmark ----------------------------------------------------------------------------
 
 bool Runner::benchmark_shape(const Shape& shape) {
-  CaseState cs(ctx_, shape, 1);
+  // A seed the correctness phase did not use: the re-check after timing is one more seed.
+  CaseState cs(ctx_, shape, options_.seeds + 1);
   if (!run_setup(cs) || !compute_expected(cs)) return false;
   Device& device = *ctx_.device;
   ShapeTiming t;
@@ -535,7 +593,7 @@ bool Runner::benchmark_shape(const Shape& shape) {
     record_failure(cs, "benchmark", calls, where, integrity);
     return false;
   }
-  if (!compare_outputs(cs, "benchmark", calls, (calls - 1) % 2, where, nullptr, nullptr)) {
+  if (!compare_outputs(cs, "benchmark", calls, (calls - 1) % 2, where, nullptr, 0)) {
     report_.add_flag("wrong_after_timing", report_.reason);
     return false;
   }

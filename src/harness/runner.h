@@ -31,20 +31,22 @@ class Runner {
   struct OutputStats;
 
   Impl test_impl() const { return options_.ref ? Impl::Reference : Impl::Candidate; }
-  bool check_case(const Shape& shape, int seed, std::vector<OutputStats>* stats);
+  // `bytes` receives the size of the case's buffers (inputs and both output sets).
+  bool check_case(const Shape& shape, int seed, std::vector<OutputStats>* stats, double* bytes);
   bool benchmark_shape(const Shape& shape);
 
   bool run_setup(CaseState& cs);
   bool compute_expected(CaseState& cs);
   void prepare_set(CaseState& cs, int set, int variant);
   CallOutcome invoke(CaseState& cs, Impl impl, int set, int call);
-  bool check_integrity(CaseState& cs, int set, CallOutcome* outcome);
+  // Guards always; input checksums when `inputs` (they cost a download of every input).
+  bool check_integrity(CaseState& cs, int set, CallOutcome* outcome, bool inputs = true);
   CallOutcome call(CaseState& cs, Impl impl, int set, int call, int variant);
   // Compares the test set with the expected set; records a case per output. `where` starts the
-  // failure reason ("correctness failed on shape .. seed .. call ..").
+  // failure reason ("correctness failed on shape .. seed .. call .."). The host copies of the
+  // outputs stay in actual_[slot].
   bool compare_outputs(CaseState& cs, const std::string& phase, int call, int variant,
-                       const std::string& where, std::vector<OutputStats>* stats,
-                       std::vector<std::vector<unsigned char>>* actual);
+                       const std::string& where, std::vector<OutputStats>* stats, int slot);
   void record_failure(const CaseState& cs, const std::string& phase, int call,
                       const std::string& where, const CallOutcome& outcome);
   void note_nondeterminism(const CaseState& cs,
@@ -58,6 +60,14 @@ class Runner {
   Report& report_;
   std::vector<std::vector<unsigned char>> expected_;  // per output spec, of the current case
   std::vector<long> expected_counts_;
+  // Host copies reused from case to case, so large buffers do not fault in fresh pages per call:
+  // the test set's outputs of call 1 and call 2, and downloads for input checksums.
+  std::vector<std::vector<unsigned char>> actual_[2];
+  std::vector<unsigned char> staging_;
+  // Where the correctness phase's time goes (reported as phase_seconds "correctness.<step>").
+  struct StepTimes {
+    double setup = 0, reference = 0, calls = 0, checks = 0;
+  } times_;
 };
 
 }  // namespace kernelfoundry

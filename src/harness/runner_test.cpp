@@ -2,6 +2,8 @@
 // each candidate misbehaving in one way the harness must catch.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
 #include <stdexcept>
 
 #include "harness/test_util.h"
@@ -351,4 +353,44 @@ TEST(HostRunner, UnknownBufferNamesTheDeclaredOnes) {
   EXPECT_NE(r.json["reason"].get<std::string>().find("no buffer named 'z' (declared: x, y)"),
             std::string::npos)
       << r.json["reason"];
+}
+
+TEST(HostRunner, LargeShapesGetOneCorrectnessSeedAndTheBreakdownIsReported) {
+  // n=4096 and n=5000 floats: 3 buffers of 16-20 KB each, over a 0.04 MiB threshold; n=7 and
+  // n=1000 stay under it and keep both seeds.
+  auto r = correctness(Mode::Correct, {"--large-shape-mib", "0.04"});
+  ASSERT_EQ(r.exit_code, 0) << r.stdout_text;
+  std::map<std::string, std::set<int>> seeds;
+  for (const auto& c : r.json["cases"]) seeds[c["shape"]].insert(c["seed"].get<int>());
+  EXPECT_EQ(seeds["n=7"], (std::set<int>{1, 2}));
+  EXPECT_EQ(seeds["n=1000"], (std::set<int>{1, 2}));
+  EXPECT_EQ(seeds["n=4096"], (std::set<int>{1}));
+  EXPECT_EQ(seeds["n=5000"], (std::set<int>{1}));
+  EXPECT_NE(
+      r.stdout_text.find("n=5000  y: max_abs 0 max_rel 0 cosine 1.000000  (large: seed 1 only)"),
+      std::string::npos)
+      << r.stdout_text;
+  for (const char* step :
+       {"correctness.setup", "correctness.reference", "correctness.calls", "correctness.checks"}) {
+    ASSERT_TRUE(r.json["phase_seconds"].contains(step)) << step;
+    EXPECT_GE(r.json["phase_seconds"][step].get<double>(), 0.0);
+  }
+  // Without the threshold every shape gets every seed.
+  auto all = correctness(Mode::Correct, {"--large-shape-mib", "0"});
+  EXPECT_EQ(all.json["cases"].size(), 16u);
+}
+
+TEST(HostRunner, BenchmarkRecheckUsesASeedOfItsOwn) {
+  AddOne p;
+  std::vector<std::string> args = quick_benchmark_args();
+  args.insert(args.end(), {"--phase", "benchmark", "--seeds", "2"});
+  auto r = run_main(p, suite(), args);
+  ASSERT_EQ(r.exit_code, 0) << r.stdout_text;
+  bool any = false;
+  for (const auto& c : r.json["cases"]) {
+    if (c["phase"] != "benchmark") continue;
+    any = true;
+    EXPECT_EQ(c["seed"], 3);
+  }
+  EXPECT_TRUE(any);
 }

@@ -63,6 +63,7 @@ EvalOptions eval_options(const JobContext& job) {
   o.max_output_bytes = static_cast<size_t>(c.get_int("eval_config.max_output_bytes", 1 << 20));
   o.max_log_chars = static_cast<size_t>(c.get_int("prompt.max_log_chars", 6000));
   o.num_seeds = static_cast<int>(c.get_int("eval_config.num_seeds", 3));
+  o.large_shape_mib = c.get_double("eval_config.large_shape_mib", 64);
   o.noise_target = c.get_double("eval_config.noise_target", 0.005);
   o.min_samples = static_cast<int>(c.get_int("eval_config.min_samples", 10));
   o.max_samples = static_cast<int>(c.get_int("eval_config.max_samples", 2000));
