@@ -23,8 +23,8 @@ class Accumulator {
     if (a_finite && e_finite) {
       double diff = std::fabs(a - e);
       if (diff > r_.max_abs) r_.max_abs = diff;
-      double rel = diff / (std::fabs(e) + 1e-12);
-      if (rel > r_.max_rel) r_.max_rel = rel;
+      double scale = std::fabs(e) + 1e-12;  // divide only when the maximum moves
+      if (diff > r_.max_rel * scale) r_.max_rel = diff / scale;
       dot_ += a * e;
       na_ += a * a;
       ne_ += e * e;

@@ -98,12 +98,28 @@ void fill_range(void* dst, DType dtype, long begin, long end, const Distribution
       }
       break;
     case Distribution::Kind::Normal:
-      for (long i = begin; i < end; ++i) {  // Box-Muller on two counter-derived uniforms
-        std::uint64_t c = key + std::uint64_t(2 * i) * kGolden;
-        double u1 = 1.0 - unit(mix64(c));  // (0, 1]
-        double u2 = unit(mix64(c + kGolden));
-        double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-        store(dst, dtype, i, d.a + d.b * z);
+      // Marsaglia's polar method on counter-derived uniforms, one accepted pair per two elements
+      // (2j and 2j+1): no trigonometry, one logarithm per pair. Rejected draws move to the next
+      // counter, so element i still depends only on (key, i).
+      for (long i = begin; i < end;) {
+        long j = i / 2;
+        double u = 0, v = 0, s = 0;
+        for (std::uint64_t attempt = 0;; ++attempt) {
+          std::uint64_t c = key + (std::uint64_t(j) * 64 + attempt * 2) * kGolden;
+          u = 2.0 * unit(mix64(c)) - 1.0;
+          v = 2.0 * unit(mix64(c + kGolden)) - 1.0;
+          s = u * u + v * v;
+          if (s > 0 && s < 1) break;
+        }
+        double f = std::sqrt(-2.0 * std::log(s) / s);
+        if (i % 2 == 0) {
+          store(dst, dtype, i, d.a + d.b * u * f);
+          ++i;
+        }
+        if (i < end && i % 2 == 1) {
+          store(dst, dtype, i, d.a + d.b * v * f);
+          ++i;
+        }
       }
       break;
     case Distribution::Kind::Ints: {
