@@ -41,6 +41,9 @@ constexpr const char* kKernelColumns[] = {
     "completion_tokens",
     "cost",
     "created_at",
+    "feedback",
+    "island",
+    "finish_reason",
 };
 constexpr int kKernelColumnCount = sizeof(kKernelColumns) / sizeof(kKernelColumns[0]);
 constexpr int kVerdictCorrect = 5;
@@ -98,6 +101,9 @@ KernelRecord read_kernel(const Statement& s) {
   k.completion_tokens = s.int64(25);
   k.cost = s.real(26);
   k.created_at = s.text(27);
+  k.feedback = s.text(28);
+  k.island = static_cast<int>(s.int64(29));
+  k.finish_reason = s.text(30);
   return k;
 }
 
@@ -178,7 +184,10 @@ Status Store::put_kernel(const KernelRecord& k) {
       .bind_int(25, k.prompt_tokens)
       .bind_int(26, k.completion_tokens)
       .bind_double(27, k.cost)
-      .bind_text(28, k.created_at.empty() ? now_iso8601() : k.created_at);
+      .bind_text(28, k.created_at.empty() ? now_iso8601() : k.created_at)
+      .bind_text(29, k.feedback)
+      .bind_int(30, k.island)
+      .bind_text(31, k.finish_reason);
   Status saved = s->run("cannot save kernel " + k.uuid);
   if (!saved && sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_FOREIGNKEY)
     return Status::error(saved.message() + " (job '" + k.job_name +

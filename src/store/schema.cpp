@@ -75,11 +75,45 @@ CREATE INDEX kernels_by_job ON kernels(job_name);
 CREATE INDEX kernels_by_parent ON kernels(parent_uuid);
 )sql";
 
+// Version 2: the optimisation loop. Every paid LLM answer is kept in llm_calls (keyed per job,
+// so a resumed job never pays for one twice); kernels gain the feedback LLM's summary of their
+// eval log, their archive island and the answer's finish reason.
+constexpr const char* kSchemaV2 = R"sql(
+ALTER TABLE kernels ADD COLUMN feedback TEXT NOT NULL DEFAULT '';
+ALTER TABLE kernels ADD COLUMN island INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE kernels ADD COLUMN finish_reason TEXT NOT NULL DEFAULT '';
+
+CREATE TABLE llm_calls (
+  job_name          TEXT NOT NULL REFERENCES jobs(job_name) ON DELETE CASCADE,
+  -- "generate:t<trial>:b<branch>" or "feedback:<kernel uuid>"
+  call_key          TEXT NOT NULL,
+  purpose           TEXT NOT NULL DEFAULT 'generate',
+  trial             INTEGER NOT NULL DEFAULT 0,
+  branch            INTEGER NOT NULL DEFAULT 0,
+  parent_uuid       TEXT NOT NULL DEFAULT '',
+  server            TEXT NOT NULL DEFAULT '',
+  model             TEXT NOT NULL DEFAULT '',
+  system_prompt     TEXT NOT NULL DEFAULT '',
+  prompt            TEXT NOT NULL DEFAULT '',
+  answer            TEXT NOT NULL DEFAULT '',
+  finish_reason     TEXT NOT NULL DEFAULT '',
+  truncated         INTEGER NOT NULL DEFAULT 0,
+  prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+  completion_tokens INTEGER NOT NULL DEFAULT 0,
+  cost              REAL NOT NULL DEFAULT 0,
+  attempts          INTEGER NOT NULL DEFAULT 1,
+  latency_s         REAL NOT NULL DEFAULT 0,
+  created_at        TEXT NOT NULL,
+  PRIMARY KEY (job_name, call_key)
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, kSchemaV1},
+      {2, kSchemaV2},
   };
   return kMigrations;
 }

@@ -50,6 +50,25 @@ struct KernelRecord {
   std::string created_at{};  // filled with the current time when empty
   int64_t prompt_tokens = 0, completion_tokens = 0;
   double cost = 0;
+  std::string feedback{};       // the feedback LLM's summary of eval_log ("" = none yet)
+  int island = 0;               // the archive island the kernel belongs to
+  std::string finish_reason{};  // of the LLM answer: "stop", "length", ...
+};
+
+// One paid LLM answer of a job. call_key is "generate:t<trial>:b<branch>" for a branch's answer
+// or "feedback:<kernel uuid>" for a summary of that kernel's eval log.
+struct LlmCallRecord {
+  std::string job_name{}, call_key{};
+  std::string purpose = "generate";  // generate | feedback
+  int trial = 0, branch = 0;
+  std::string parent_uuid{}, server{}, model{};
+  std::string system_prompt{}, prompt{}, answer{}, finish_reason{};
+  bool truncated = false;
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+  double cost = 0;
+  int attempts = 1;
+  double latency_s = 0;
+  std::string created_at{};  // filled with the current time when empty
 };
 
 enum class KernelOrder {
@@ -97,6 +116,11 @@ class Store {
                                                   const std::string& gpu_arch,
                                                   const std::string& language,
                                                   const std::string& job_name = "");
+
+  Status put_llm_call(const LlmCallRecord& call);  // insert or replace by (job, call_key)
+  Result<std::optional<LlmCallRecord>> llm_call(const std::string& job_name,
+                                                const std::string& call_key);
+  Result<std::vector<LlmCallRecord>> llm_calls(const std::string& job_name);  // oldest first
 
   // Runs `body` in BEGIN IMMEDIATE .. COMMIT; rolls back when it returns an error (or throws).
   // Nests through savepoints. Other threads using this Store wait until it ends.

@@ -489,5 +489,73 @@ TEST(StoreIds, TimestampsAreIsoUtcWithMilliseconds) {
   EXPECT_GT(now, "2024-01-01T00:00:00.000Z");
 }
 
+TEST_F(StoreTest, SchemaOneDatabaseMigratesKeepingItsKernels) {
+  // A file as schema 1 left it: migration 1 only, one job and one kernel.
+  ASSERT_TRUE(make_dirs(db_path_.parent_path()).is_ok());
+  raw_sql(
+      std::string(schema_migrations()[0].sql) +
+      "INSERT INTO meta (key, value) VALUES ('schema_version', '1');"
+      "INSERT INTO jobs (job_name, created_at, updated_at) VALUES ('old', 't', 't');"
+      "INSERT INTO kernels (uuid, job_name, verdict, created_at) VALUES ('k1', 'old', 5, 't');");
+  auto store = open_store();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(store->schema_version(), 2);
+  auto k = store->kernel("k1");
+  ASSERT_TRUE(k.is_ok() && k->has_value()) << k.message();
+  EXPECT_EQ((*k)->verdict, 5);
+  EXPECT_EQ((*k)->feedback, "");
+  EXPECT_EQ((*k)->island, 0);
+}
+
+TEST_F(StoreTest, LlmCallsRoundTripPerJobAndKey) {
+  auto store = open_store();
+  ASSERT_TRUE(store);
+  LlmCallRecord call;
+  call.job_name = "j";
+  call.call_key = "generate:t1:b0";
+  call.answer = "```c\nint x;\n```";
+  EXPECT_FALSE(store->put_llm_call(call).is_ok()) << "the job must exist first";
+  ASSERT_TRUE(store->put_job(job_named("j")).is_ok());
+  call.trial = 1;
+  call.server = "openai:m";
+  call.model = "m";
+  call.truncated = true;
+  call.prompt_tokens = 12;
+  call.completion_tokens = 34;
+  call.cost = 0.5;
+  call.attempts = 3;
+  ASSERT_TRUE(store->put_llm_call(call).is_ok());
+  LlmCallRecord feedback = call;
+  feedback.call_key = "feedback:k1";
+  feedback.purpose = "feedback";
+  ASSERT_TRUE(store->put_llm_call(feedback).is_ok());
+
+  auto got = store->llm_call("j", "generate:t1:b0");
+  ASSERT_TRUE(got.is_ok() && got->has_value()) << got.message();
+  EXPECT_EQ((*got)->answer, call.answer);
+  EXPECT_TRUE((*got)->truncated);
+  EXPECT_EQ((*got)->completion_tokens, 34);
+  EXPECT_EQ((*got)->attempts, 3);
+  EXPECT_DOUBLE_EQ((*got)->cost, 0.5);
+  auto none = store->llm_call("j", "generate:t1:b1");
+  ASSERT_TRUE(none.is_ok());
+  EXPECT_FALSE(none->has_value());
+  auto all = store->llm_calls("j");
+  ASSERT_TRUE(all.is_ok());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[1].purpose, "feedback");
+
+  KernelRecord k = kernel("j", 5, 1.5);
+  k.feedback = "the loads are not coalesced";
+  k.island = 1;
+  k.finish_reason = "stop";
+  ASSERT_TRUE(store->put_kernel(k).is_ok());
+  auto back = store->kernel(k.uuid);
+  ASSERT_TRUE(back.is_ok() && back->has_value());
+  EXPECT_EQ((*back)->feedback, k.feedback);
+  EXPECT_EQ((*back)->island, 1);
+  EXPECT_EQ((*back)->finish_reason, "stop");
+}
+
 }  // namespace
 }  // namespace kf
