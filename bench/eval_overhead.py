@@ -67,8 +67,23 @@ def main():
         raise SystemExit(f"kernelfoundry eval failed with exit code {p.returncode}")
     results = json.load(open(os.path.join(scratch, "runs", job, "results.json")))
     ks = results["kernels"]
-    split = {key: [k[key] for k in ks] for key in ("build_s", "correctness_s", "benchmark_s")}
+    split = {key: [k[key] for k in ks]
+             for key in ("build_s", "test_s", "correctness_s", "benchmark_s")}
     overhead = [k["build_s"] + k["correctness_s"] for k in ks]
+    # The parent's view: the build plus the whole test child (process start, device and context
+    # set-up, correctness) except the benchmark phase's sampling.
+    overhead_wall = [k["build_s"] + k["test_s"] - k["benchmark_s"] for k in ks]
+    # Where the correctness phase goes, from each candidate's harness result file.
+    steps = {}
+    for i in range(len(ks)):
+        path = os.path.join(scratch, "runs", job, "kernels", f"{i:03d}", "result.json")
+        try:
+            phases = json.load(open(path)).get("phase_seconds", {})
+        except OSError:
+            continue
+        for key, value in phases.items():
+            if key.startswith("correctness."):
+                steps.setdefault(key, []).append(value)
     summary = {
         "format": "kernelfoundry-eval-overhead",
         "task": args.task,
@@ -77,6 +92,8 @@ def main():
         "verdicts": [k.get("verdict") for k in ks],
         "median_s": {key: statistics.median(v) for key, v in split.items()},
         "median_build_plus_correctness_s": statistics.median(overhead),
+        "median_overhead_wall_s": statistics.median(overhead_wall),
+        "median_correctness_steps_s": {key: statistics.median(v) for key, v in steps.items()},
         "per_candidate": split,
         "job_wall_s": wall,
     }
@@ -85,7 +102,12 @@ def main():
     m = summary["median_s"]
     print(f"{args.task}: {len(ks)} candidates; median build {m['build_s']:.3f} s, correctness "
           f"{m['correctness_s']:.3f} s, benchmark {m['benchmark_s']:.3f} s; build+correctness "
-          f"{summary['median_build_plus_correctness_s']:.3f} s; job wall {wall:.1f} s")
+          f"{summary['median_build_plus_correctness_s']:.3f} s; build + test child - benchmark "
+          f"{summary['median_overhead_wall_s']:.3f} s; job wall {wall:.1f} s")
+    st = summary["median_correctness_steps_s"]
+    if st:
+        print("  correctness steps (median s): " +
+              ", ".join(f"{k.split('.', 1)[1]} {v:.3f}" for k, v in st.items()))
 
 
 if __name__ == "__main__":
