@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "search/job.h"
+#include "search/optimize.h"
 #include "task/scaffold.h"
 #include "util/fs.h"
 #include "util/strings.h"
@@ -57,11 +58,12 @@ int cmd_run(const std::vector<std::string>& args) {
   auto job = open_job(args);
   if (!job) return fail(job.message());
   bool validate = job->config.get_bool("validate") || job->config.get_int("max_iters", 3) == 0;
-  if (!validate)
-    return fail(
-        "the optimization loop (LLM inference and search) is not in this build yet; evaluate the "
-        "EVOLVE block as it stands with validate=true (or max_iters=0)");
   PosixProcessRunner runner;
+  if (!validate) {
+    auto result = run_search(*job, runner, std::cout);
+    if (!result) return fail(result.message());
+    return result->best_uuid.empty() ? kExitNotCorrect : kExitOk;
+  }
   auto summary = run_candidates(*job, {{"EVOLVE block as written", {}}}, runner, std::cout);
   if (!summary) return fail(summary.message());
   return summary->last_verdict == kCorrect ? kExitOk : kExitNotCorrect;

@@ -218,7 +218,9 @@ class Composer {
   void scan_groups() {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-      if (entry.is_directory() && entry.path().filename() != kExperimentGroup)
+      // A folder without .yaml options (configs/prompts holds prompt templates) is no group.
+      if (entry.is_directory() && entry.path().filename() != kExperimentGroup &&
+          !options_of(entry.path().filename().string()).empty())
         groups_.insert(entry.path().filename().string());
     }
   }

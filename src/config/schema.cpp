@@ -218,6 +218,28 @@ std::vector<KeySpec> build_schema() {
   add(Row("prompt.meta_prompting", Kind::kBool, false,
           "Let an LLM rewrite the optimisation guidance between iterations (meta prompting)."));
 
+  // The evolutionary search (configs/run.yaml), used when branches_per_iteration > 1.
+  add(Row("search", Kind::kSection, kEmptyMap,
+          "The evolutionary search: MAP-Elites islands and parent sampling."));
+  add(Row("search.num_islands", Kind::kInt, 2,
+          "Islands of the MAP-Elites archive; the branches of an iteration are spread over them.")
+          .at_least(1));
+  add(Row("search.migration_interval", Kind::kInt, 3,
+          "Every this many iterations each island's best kernel is copied to the next island.")
+          .at_least(1));
+  add(Row("search.exploit", Kind::kNumber, 0.7,
+          "Share of parents drawn by fitness (softmax over the island's elites).")
+          .at_least(0)
+          .at_most(1));
+  add(Row("search.explore", Kind::kNumber, 0.2,
+          "Share of parents drawn from cells other than the best's; the rest are uniform at "
+          "random.")
+          .at_least(0)
+          .at_most(1));
+  add(Row("search.temperature", Kind::kNumber, 1.0,
+          "Softmax temperature of fitness-based parent picks; lower = greedier.")
+          .at_least(0));
+
   // Evaluation knobs (configs/run.yaml).
   add(Row("eval_config", Kind::kSection, kEmptyMap,
           "How each candidate is evaluated: profiling and the timing method."));

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -40,6 +41,9 @@ struct EvalOptions {
   int build_parallel = 2;
   std::filesystem::path cache_dir;  // build cache
   std::filesystem::path work_root;  // candidates' directories are made under here
+  // Held around every test run when candidates are evaluated from several threads: builds go in
+  // parallel, runs on the one device are serialised. nullptr = no locking.
+  std::mutex* device_lock = nullptr;
 };
 
 // Timing of one implementation on one benchmark shape.

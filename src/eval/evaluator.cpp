@@ -158,7 +158,9 @@ EvalResult Evaluator::build_and_run(const std::string& id,
     build_log = strprintf("ok (%d steps run, %d from cache, %.2f s)\n", build.steps_run,
                           build.steps_cached, build.seconds);
 
-  // Tests and timing in one child.
+  // Tests and timing in one child, alone on the device.
+  std::unique_lock<std::mutex> device;
+  if (options_.device_lock) device = std::unique_lock<std::mutex>(*options_.device_lock);
   fs::path out_file = run_dir / "result.json";
   ProcessResult proc = run_harness(build.binary, src_dir, run_dir, reference_impl, "all", out_file);
   result.test_s = proc.wall_s;
@@ -180,6 +182,7 @@ EvalResult Evaluator::build_and_run(const std::string& id,
     score(result);
     remeasure_if_suspect(result, build.binary, src_dir, run_dir);
   }
+  if (device) device.unlock();
   score(result);
   std::string test_output = clean_compiler_output(proc.output, clean);
   result.eval_log =

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
+#include <thread>
 
 #include "lang/lang.h"
 #include "proc/sandbox.h"
@@ -17,6 +19,7 @@ Status publish(const fs::path& from, const fs::path& to) {
   KF_RETURN_IF_ERROR(make_dirs(to.parent_path()));
   fs::path tmp = to;
   tmp += ".tmp." + std::to_string(::getpid()) + "." +
+         std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id())) + "." +
          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
   std::error_code ec;
   fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);

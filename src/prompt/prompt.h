@@ -1,0 +1,92 @@
+// The prompt subsystem's front header: what goes into a prompt (task, parent, best, inspirations,
+// hardware) and how the template files under configs/prompts turn it into system + user text.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arch/arch.h"
+#include "lang/lang.h"
+#include "prompt/template.h"
+#include "task/task.h"
+#include "util/status.h"
+
+namespace kf {
+
+// One evaluated kernel as a prompt shows it.
+struct PromptKernel {
+  std::vector<std::string> codes;  // one per EVOLVE block
+  int verdict = 0;
+  std::string reason;
+  std::optional<double> speedup;
+  std::string eval_log;  // raw eval log
+  std::string feedback;  // the feedback LLM's summary; replaces eval_log when set
+  std::string cell;      // archive cell, e.g. "m1-c0-p2"
+  std::string model;
+};
+
+struct PromptInputs {
+  const TaskPackage* task = nullptr;
+  Language language = Language::kCpp;
+  std::vector<ArchProfile> archs;
+  std::optional<PromptKernel> parent, best;
+  std::vector<PromptKernel> inspirations;
+  bool include_reference = true, allow_templated = false;
+  size_t max_log_chars = 6000;
+  int trial = 0, max_iters = 0;
+};
+
+struct Prompt {
+  std::string system, user;
+  std::vector<std::string> sections;  // names of the sections included, in order
+};
+
+// Every template file, parsed and checked. Templates are addressed by name: the file name without
+// its ".md" extension ("role", "tips_cuda").
+class PromptTemplates {
+ public:
+  // Loads every template: the shipped folder (configs/prompts), then files of `override_dir`
+  // ("" = none) replacing those of the same name. Unknown placeholders, unknown file names in
+  // `override_dir` or a missing shipped file are errors naming the file (and line) and the valid
+  // names.
+  static Result<PromptTemplates> load(const std::filesystem::path& shipped_dir,
+                                      const std::filesystem::path& override_dir = {});
+
+  const std::string* find(const std::string& name) const;  // the file's text; nullptr if unknown
+  const Template* parsed(const std::string& name) const;   // nullptr if unknown
+  // Where a template came from (the shipped or the override file), for messages.
+  std::filesystem::path source(const std::string& name) const;
+
+ private:
+  struct Entry {
+    std::string text;
+    Template parsed;
+    std::filesystem::path source;
+  };
+  std::map<std::string, Entry> entries_;
+};
+
+// default_config_dir() / "prompts".
+std::filesystem::path shipped_prompt_dir();
+
+// The generation prompt: system = the role, user = the sections whose inputs are present.
+Result<Prompt> build_prompt(const PromptTemplates& templates, const PromptInputs& inputs);
+// The feedback LLM's prompt: condense `kernel`'s eval log (failures: the offending lines and the
+// fix; correct kernels: the bottlenecks).
+Result<Prompt> build_feedback_prompt(const PromptTemplates& templates, const PromptInputs& inputs,
+                                     const PromptKernel& kernel);
+
+// The log as it goes into a prompt: at most max_chars, error/warning lines kept first, a
+// "[... N lines omitted ...]" note where cut.
+std::string trim_log_for_prompt(const std::string& log, size_t max_chars);
+
+// The info string of the fenced code blocks prompts show and answers must use: "cuda", "opencl",
+// "cpp" (CPP and SYCL), "python" (triton).
+std::string_view code_fence_tag(Language language);
+
+}  // namespace kf

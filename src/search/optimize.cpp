@@ -1,0 +1,711 @@
+// The optimisation loop: plan each iteration's branches from the archive, ask the LLMs
+// concurrently, evaluate (builds in parallel, runs one at a time), store every candidate the
+// moment it is known, and continue a stopped job from the database.
+#include "search/optimize.h"
+
+#include <atomic>
+#include <csignal>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <random>
+#include <thread>
+
+#include "prompt/prompt.h"
+#include "search/archive.h"
+#include "search/descriptors.h"
+#include "search/extract.h"
+#include "search/sampler.h"
+#include "search/seed_kernel.h"
+#include "util/fs.h"
+#include "util/strings.h"
+
+namespace kf {
+namespace {
+
+std::atomic<bool> g_stop{false};
+void on_sigint(int) {
+  g_stop = true;
+}
+
+// The loop's keys, read once.
+struct Settings {
+  int max_iters = 3, branches = 2;
+  bool stop_once_correct = false, save_best = true, improve_only_correct = false;
+  std::optional<int> max_failures;
+  bool resume = false, use_feedback = false;
+  int rate_limit = 4;
+  uint64_t seed = 0;
+  size_t num_inspirations = 2, max_log_chars = 6000;
+  bool include_reference = true, allow_templated = false;
+  ArchiveOptions archive;
+  SamplingOptions sampling;
+};
+
+Settings read_settings(const Config& c) {
+  Settings s;
+  s.max_iters = static_cast<int>(c.get_int("max_iters", 3));
+  s.branches = std::max(1, static_cast<int>(c.get_int("branches_per_iteration", 2)));
+  s.stop_once_correct = c.get_bool("stop_once_correct");
+  s.save_best = c.get_bool("save_best_kernel", true);
+  s.improve_only_correct = c.get_bool("improve_only_correct");
+  if (c.has("max_failures")) s.max_failures = static_cast<int>(c.get_int("max_failures"));
+  s.resume = c.get_bool("resume");
+  s.use_feedback = c.get_bool("use_feedback_llm");
+  s.rate_limit = static_cast<int>(c.get_int("llm_rate_limit", 4));
+  s.seed = static_cast<uint64_t>(c.get_int("seed", 0));
+  s.num_inspirations = static_cast<size_t>(c.get_int("prompt.num_inspirations", 2));
+  s.max_log_chars = static_cast<size_t>(c.get_int("prompt.max_log_chars", 6000));
+  s.include_reference = c.get_bool("prompt.include_reference", true);
+  s.allow_templated = c.get_bool("prompt.allow_templated");
+  // One branch refines the best kernel: one island is all it needs.
+  s.archive.num_islands =
+      s.branches > 1 ? static_cast<int>(c.get_int("search.num_islands", 2)) : 1;
+  s.archive.migration_interval = static_cast<int>(c.get_int("search.migration_interval", 3));
+  s.sampling.exploit = c.get_double("search.exploit", 0.7);
+  s.sampling.explore = c.get_double("search.explore", 0.2);
+  s.sampling.temperature = c.get_double("search.temperature", 1.0);
+  s.sampling.improve_only_correct = s.improve_only_correct;
+  return s;
+}
+
+std::string speedup_text(const std::optional<double>& s) {
+  return s ? strprintf("%.3fx", *s) : "-";
+}
+
+std::string tokens_text(int64_t n) {
+  return n >= 10000 ? strprintf("%.1fk", double(n) / 1000) : std::to_string(n);
+}
+
+// What one branch works from, fixed before any branch of the iteration starts.
+struct BranchPlan {
+  int trial = 0, branch = 0, island = 0;
+  std::optional<Elite> parent, best;
+  std::vector<Elite> inspirations;
+};
+
+Elite elite_of(const KernelRecord& k, Language language, size_t num_blocks) {
+  Elite e;
+  e.uuid = k.uuid;
+  e.codes = decode_codes(k.code, num_blocks);
+  e.verdict = k.verdict;
+  e.speedup = k.speedup;
+  e.fitness = k.fitness;
+  e.descriptor = describe_code(k.code, language);
+  e.island = k.island;
+  e.trial = k.trial;
+  auto flags = nlohmann::json::parse(k.flags_json.empty() ? "[]" : k.flags_json, nullptr, false);
+  if (flags.is_array()) {
+    for (const auto& f : flags)
+      if (f.is_object() && f.value("suspect", false)) e.suspect = true;
+  }
+  return e;
+}
+
+PromptKernel prompt_kernel(const KernelRecord& k, size_t num_blocks) {
+  PromptKernel p;
+  p.codes = decode_codes(k.code, num_blocks);
+  p.verdict = k.verdict;
+  p.reason = k.reason;
+  p.speedup = k.speedup;
+  p.eval_log = k.eval_log;
+  p.feedback = k.feedback;
+  p.cell = k.archive_cell;
+  p.model = k.model;
+  return p;
+}
+
+// Medians only: results.json stays small however many samples were taken.
+nlohmann::json runtime_medians(const std::string& runtimes_json, const std::string& arch) {
+  nlohmann::json out = nlohmann::json::object();
+  auto all = nlohmann::json::parse(runtimes_json.empty() ? "{}" : runtimes_json, nullptr, false);
+  if (!all.is_object() || !all.contains(arch)) return out;
+  for (const auto& [shape, t] : all[arch].items())
+    if (t.is_object()) out[shape] = t.value("median_ms", 0.0);
+  return out;
+}
+
+class Search {
+ public:
+  Search(JobContext& job, ProcessRunner& runner, std::ostream& out, const SearchHooks& hooks)
+      : job_(job), runner_(runner), out_(out), hooks_(hooks), s_(read_settings(job.config)),
+        archive_(s_.archive) {
+    num_blocks_ = job.task.blocks_of(BlockKind::kEvolve).size();
+    language_ = std::string(language_name(job.language));
+  }
+
+  Result<SearchSummary> run();
+
+ private:
+  Status open_job_record();
+  Status set_up_llms();
+  Status seed_iteration();
+  BranchPlan plan_branch(int trial, int branch);
+  KernelRecord run_branch(const BranchPlan& plan);
+  void evaluate_into(KernelRecord& k, const std::vector<std::string>& codes,
+                     const std::string& work_id, EvalResult* eval);
+  std::string feedback_for(KernelRecord& parent);
+  Status finish_kernel(KernelRecord& k, const EvalResult* eval, const std::string& server,
+                       bool reused, double llm_s);
+  void absorb(const KernelRecord& k);
+  Status write_results();
+  Status save_best();
+  fs::path kernel_dir(int trial, int branch) const {
+    return job_.run_dir / "kernels" / strprintf("t%02d_b%02d", trial, branch);
+  }
+
+  JobContext& job_;
+  ProcessRunner& runner_;
+  std::ostream& out_;
+  const SearchHooks& hooks_;
+  Settings s_;
+  size_t num_blocks_ = 1;
+  std::string language_;
+  JobRecord record_;
+  std::unique_ptr<Evaluator> evaluator_;
+  std::unique_ptr<LlmBroker> broker_;
+  std::optional<PromptTemplates> templates_;
+  std::mutex device_lock_;
+  std::mutex mutex_;  // summary_, results_, out_, record_ across branch threads
+  std::map<std::string, std::unique_ptr<std::mutex>> feedback_locks_;
+  std::map<std::pair<int, int>, KernelRecord> stored_;  // a resumed job's kernels not yet absorbed
+  Archive archive_;
+  SearchSummary summary_;
+  nlohmann::json results_;
+};
+
+Status Search::open_job_record() {
+  auto existing = job_.store->job(job_.job_name);
+  if (!existing) return existing.status();
+  auto kernels = job_.store->kernels({.job_name = job_.job_name, .order = KernelOrder::kTrialOrder});
+  if (!kernels) return kernels.status();
+  if (s_.resume) {
+    if (!existing->has_value())
+      return Status::error("resume=true: there is no job '" + job_.job_name + "' in " +
+                           job_.store->path().string() +
+                           " to continue; list the jobs with `kernelfoundry jobs`, or drop "
+                           "resume=true to start it");
+    record_ = **existing;
+    for (KernelRecord& k : *kernels) stored_[{k.trial, k.branch}] = std::move(k);
+  } else if (!kernels->empty()) {
+    return Status::error(strprintf(
+        "job '%s' already has %zu kernel(s) in %s: pass resume=true to continue it, or give "
+        "another job_name=... to start a new job",
+        job_.job_name.c_str(), kernels->size(), job_.store->path().string().c_str()));
+  }
+  record_.job_name = job_.job_name;
+  record_.task_name = job_.task_name;
+  record_.task_hash = job_.task.hash;
+  record_.language = language_;
+  record_.gpu_arch = job_.gpu_arch;
+  record_.status = "running";
+  record_.config_json = job_.config.tree().dump();
+  record_.progress_json = nlohmann::json{{"stage", "reference"}}.dump();
+  KF_RETURN_IF_ERROR(job_.store->put_job(record_));
+  nlohmann::json files = nlohmann::json::array(), blocks = nlohmann::json::array();
+  for (const auto& f : job_.task.files) files.push_back(f.path);
+  for (const auto& b : job_.task.blocks)
+    blocks.push_back({{"kind", block_kind_name(b.kind)}, {"file", b.file}, {"index", b.index}});
+  TaskRecord task{job_.task.hash, job_.task_name, language_, files.dump(), blocks.dump(), ""};
+  return job_.store->put_task(task);
+}
+
+Status Search::set_up_llms() {
+  auto ensemble = Ensemble::from_config(job_.config.at("inference"));
+  if (!ensemble) return ensemble.status();
+  std::optional<ServerConfig> feedback;
+  if (s_.use_feedback) {
+    auto parsed = parse_server(job_.config.at("feedback_llm_config"), "feedback_llm_config");
+    if (!parsed) return parsed.status();
+    feedback = *parsed;
+  }
+  LlmBroker::ClientFactory factory = hooks_.client_factory;
+  if (!factory) {
+    ClientOptions options;
+    options.store = job_.store.get();
+    options.dotenv_dir = fs::current_path();
+    factory = [options](const ServerConfig& server) { return make_client(server, options); };
+  }
+  auto broker = LlmBroker::create(*job_.store, job_.job_name, std::move(*ensemble),
+                                  feedback ? &*feedback : nullptr, s_.seed, s_.rate_limit, factory);
+  if (!broker) return broker.status();
+  broker_ = std::move(*broker);
+
+  fs::path override_dir;
+  if (job_.config.has("prompt.template_dir"))
+    override_dir = job_.config.get_string("prompt.template_dir");
+  auto templates = PromptTemplates::load(shipped_prompt_dir(), override_dir);
+  if (!templates) return templates.status();
+  templates_ = std::move(*templates);
+  return Status::ok();
+}
+
+void Search::absorb(const KernelRecord& k) {
+  Elite e = elite_of(k, job_.language, num_blocks_);
+  if (k.trial == 0) {
+    // The starting kernel seeds every island.
+    for (int i = 0; i < archive_.num_islands(); ++i) {
+      e.island = i;
+      archive_.add(e);
+    }
+  } else {
+    archive_.add(e);
+  }
+  ++summary_.evaluated;
+  if (k.verdict == kCorrect) ++summary_.correct;
+  if (k.trial > 0 && k.verdict != kCorrect) ++summary_.failures;
+  if (k.verdict == kCorrect && k.speedup && !e.suspect &&
+      (!summary_.best_speedup || *k.speedup > *summary_.best_speedup)) {
+    summary_.best_speedup = k.speedup;
+    summary_.best_uuid = k.uuid;
+    summary_.best_model = k.model;
+    summary_.best_trial = k.trial;
+    summary_.best_branch = k.branch;
+  }
+  results_["kernels"].push_back(
+      {{"uuid", k.uuid},
+       {"trial", k.trial},
+       {"branch", k.branch},
+       {"island", k.island},
+       {"parent_uuid", k.parent_uuid},
+       {"model", k.model},
+       {"verdict", k.verdict},
+       {"reason", k.reason},
+       {"speedup", k.speedup ? nlohmann::json(*k.speedup) : nlohmann::json()},
+       {"fitness", k.fitness},
+       {"archive_cell", k.archive_cell},
+       {"flags", nlohmann::json::parse(k.flags_json.empty() ? "[]" : k.flags_json, nullptr,
+                                       false)},
+       {"median_ms", runtime_medians(k.runtimes_json, job_.gpu_arch)},
+       {"prompt_tokens", k.prompt_tokens},
+       {"completion_tokens", k.completion_tokens},
+       {"cost", k.cost}});
+}
+
+void Search::evaluate_into(KernelRecord& k, const std::vector<std::string>& codes,
+                           const std::string& work_id, EvalResult* eval) {
+  std::map<std::string, std::string> changed;
+  if (!codes.empty()) {
+    auto spliced = splice_evolve(job_.task, codes);
+    if (!spliced) {
+      k.verdict = kNoCode;
+      k.reason = "the code could not be placed in the EVOLVE block: " + spliced.message();
+      return;
+    }
+    changed = std::move(*spliced);
+  }
+  *eval = evaluator_->evaluate(work_id, changed);
+  k.verdict = eval->verdict;
+  k.reason = eval->reason;
+  k.runtimes_json = nlohmann::json{{job_.gpu_arch, eval->runtimes_json()}}.dump();
+  k.speedup = eval->speedup;
+  k.fitness = eval->fitness;
+  k.eval_log = eval->eval_log;
+  k.flags_json = eval->flags.dump();
+}
+
+Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std::string& server,
+                             bool reused, double llm_s) {
+  k.archive_cell = describe_code(k.code, job_.language).cell();
+  if (k.fitness == 0) k.fitness = k.verdict;
+  KF_RETURN_IF_ERROR(job_.store->put_kernel(k));
+  fs::path dir = kernel_dir(k.trial, k.branch);
+  if (!k.prompt.empty()) (void)write_file(dir / "prompt.md", k.prompt);
+  if (!k.answer.empty()) (void)write_file(dir / "answer.md", k.answer);
+  (void)write_file(dir / "code.txt", k.code);
+  (void)write_file(dir / "eval_log.txt", k.eval_log.empty() ? k.reason + "\n" : k.eval_log);
+  if (eval && !eval->harness.is_null()) (void)write_file(dir / "result.json", eval->harness.dump(2));
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string who = k.trial == 0 ? "start" : (server.empty() ? "-" : server);
+  std::optional<double> best_before = summary_.best_speedup;
+  std::optional<double> best = best_before;
+  bool suspect = elite_of(k, job_.language, num_blocks_).suspect;
+  if (k.verdict == kCorrect && k.speedup && !suspect && (!best || *k.speedup > *best))
+    best = k.speedup;
+  std::string where = k.trial == 0
+                          ? std::string("[iter 0]         ")
+                          : strprintf("[iter %d/%d br %d] ", k.trial, s_.max_iters, k.branch);
+  std::string timing = k.trial == 0 ? "" : (reused ? "llm recorded, " : strprintf("llm %.1f s, ", llm_s));
+  if (eval) timing += strprintf("build %.2f s, tests %.2f s", eval->build_s, eval->test_s);
+  out_ << where
+       << strprintf("%-28s verdict %d %-16s speedup %-8s best %-8s %s\n", who.c_str(), k.verdict,
+                    ("(" + std::string(verdict_name(k.verdict)) + ")").c_str(),
+                    speedup_text(k.speedup).c_str(), speedup_text(best).c_str(), timing.c_str());
+  if (k.verdict != kCorrect || suspect) out_ << "        " << k.reason << "\n";
+  out_.flush();
+  return Status::ok();
+}
+
+Status Search::seed_iteration() {
+  if (auto it = stored_.find({0, 0}); it != stored_.end()) {
+    absorb(it->second);
+    out_ << "[iter 0]         start: kernel " << it->second.uuid << " (stored), verdict "
+         << it->second.verdict << ", speedup " << speedup_text(it->second.speedup) << "\n";
+    stored_.erase(it);
+    return Status::ok();
+  }
+  auto seed = resolve_seed_kernel(job_);
+  if (!seed) return seed.status();
+  if (!seed->note.empty()) out_ << seed->note << "\n";
+  out_ << "[iter 0]         start: " << seed->label << "\n";
+  KernelRecord k;
+  k.uuid = new_uuid();
+  k.parent_uuid = seed->source_uuid;
+  k.job_name = job_.job_name;
+  k.task_hash = job_.task.hash;
+  k.task_name = job_.task_name;
+  k.language = language_;
+  k.gpu_arch = job_.gpu_arch;
+  std::vector<std::string> codes = seed->codes;
+  if (codes.empty())
+    for (const Block* b : job_.task.blocks_of(BlockKind::kEvolve)) codes.push_back(b->content);
+  k.code = encode_codes(codes);
+  EvalResult eval;
+  evaluate_into(k, seed->codes, "t00_b00", &eval);
+  KF_RETURN_IF_ERROR(finish_kernel(k, &eval, "", false, 0));
+  std::lock_guard<std::mutex> lock(mutex_);
+  absorb(k);
+  return Status::ok();
+}
+
+BranchPlan Search::plan_branch(int trial, int branch) {
+  BranchPlan plan;
+  plan.trial = trial;
+  plan.branch = branch;
+  plan.island = branch % archive_.num_islands();
+  std::seed_seq seq{s_.seed, uint64_t(trial), uint64_t(branch), uint64_t(0x70617265)};
+  std::mt19937_64 rng(seq);
+  const Elite* parent = nullptr;
+  if (s_.branches == 1) {
+    // Refine the best so far.
+    parent = archive_.best();
+    if (parent && s_.improve_only_correct && parent->verdict != kCorrect) parent = nullptr;
+  } else {
+    parent = sample_parent(archive_, plan.island, rng, s_.sampling);
+  }
+  if (parent) plan.parent = *parent;
+  if (const Elite* best = archive_.best(); best && (!parent || best->uuid != parent->uuid))
+    plan.best = *best;
+  for (const Elite* e : sample_inspirations(archive_, parent, s_.num_inspirations, rng)) {
+    if (plan.best && e->uuid == plan.best->uuid) continue;
+    plan.inspirations.push_back(*e);
+  }
+  return plan;
+}
+
+std::string Search::feedback_for(KernelRecord& parent) {
+  if (!s_.use_feedback || parent.eval_log.empty()) return parent.feedback;
+  std::mutex* lock_for_parent;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& slot = feedback_locks_[parent.uuid];
+    if (!slot) slot = std::make_unique<std::mutex>();
+    lock_for_parent = slot.get();
+  }
+  std::lock_guard<std::mutex> once(*lock_for_parent);
+  // Another branch may have summarised this parent meanwhile.
+  if (auto fresh = job_.store->kernel(parent.uuid); fresh && fresh->has_value())
+    parent.feedback = (*fresh)->feedback;
+  if (!parent.feedback.empty()) return parent.feedback;
+  PromptInputs inputs;
+  inputs.task = &job_.task;
+  inputs.language = job_.language;
+  inputs.archs = {job_.arch};
+  inputs.max_log_chars = s_.max_log_chars;
+  auto prompt = build_feedback_prompt(*templates_, inputs, prompt_kernel(parent, num_blocks_));
+  if (!prompt) return "";
+  auto answer = broker_->feedback(parent.uuid, prompt->system, prompt->user);
+  if (!answer) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    out_ << "        feedback LLM failed for kernel " << parent.uuid
+         << " (the raw eval log is used): " << answer.message() << "\n";
+    return "";
+  }
+  parent.feedback = trim(answer->answer.text);
+  (void)job_.store->put_kernel(parent);
+  (void)write_file(kernel_dir(parent.trial, parent.branch) / "feedback.md", parent.feedback + "\n");
+  return parent.feedback;
+}
+
+KernelRecord Search::run_branch(const BranchPlan& plan) {
+  KernelRecord k;
+  k.uuid = new_uuid();
+  k.job_name = job_.job_name;
+  k.task_hash = job_.task.hash;
+  k.task_name = job_.task_name;
+  k.trial = plan.trial;
+  k.branch = plan.branch;
+  k.island = plan.island;
+  k.language = language_;
+  k.gpu_arch = job_.gpu_arch;
+  k.verdict = kNoCode;
+
+  PromptInputs inputs;
+  inputs.task = &job_.task;
+  inputs.language = job_.language;
+  inputs.archs = {job_.arch};
+  inputs.include_reference = s_.include_reference;
+  inputs.allow_templated = s_.allow_templated;
+  inputs.max_log_chars = s_.max_log_chars;
+  inputs.trial = plan.trial;
+  inputs.max_iters = s_.max_iters;
+  if (plan.parent) {
+    k.parent_uuid = plan.parent->uuid;
+    auto parent = job_.store->kernel(plan.parent->uuid);
+    if (parent && parent->has_value()) {
+      KernelRecord& p = **parent;
+      feedback_for(p);
+      inputs.parent = prompt_kernel(p, num_blocks_);
+    }
+  }
+  auto lookup = [&](const Elite& e) -> std::optional<PromptKernel> {
+    auto r = job_.store->kernel(e.uuid);
+    if (!r || !r->has_value()) return std::nullopt;
+    return prompt_kernel(**r, num_blocks_);
+  };
+  if (plan.best) inputs.best = lookup(*plan.best);
+  for (const Elite& e : plan.inspirations)
+    if (auto p = lookup(e)) inputs.inspirations.push_back(std::move(*p));
+
+  auto prompt = build_prompt(*templates_, inputs);
+  if (!prompt) {
+    k.reason = "the prompt could not be built: " + prompt.message();
+    (void)finish_kernel(k, nullptr, "", false, 0);
+    return k;
+  }
+  k.prompt = "# system\n\n" + prompt->system + "\n\n# user\n\n" + prompt->user;
+  if (g_stop) return KernelRecord{};
+  auto t0 = std::chrono::steady_clock::now();
+  auto answer = broker_->generate(plan.trial, plan.branch, k.parent_uuid, prompt->system,
+                                  prompt->user);
+  double llm_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!answer) {
+    k.reason = "no answer from the LLM: " + answer.message();
+    (void)finish_kernel(k, nullptr, "", false, llm_s);
+    return k;
+  }
+  const LlmAnswer& a = answer->answer;
+  k.model = a.model;
+  k.answer = a.text;
+  k.finish_reason = a.finish_reason;
+  k.prompt_tokens = a.prompt_tokens;
+  k.completion_tokens = a.completion_tokens;
+  k.cost = a.cost;
+  if (g_stop) return KernelRecord{};
+  EvalResult eval;
+  bool evaluated = false;
+  if (a.truncated) {
+    k.reason = strprintf(
+        "the answer was truncated: %s stopped at max_tokens (finish reason '%s', %lld completion "
+        "tokens) before the code was complete; raise max_tokens of that server or ask for "
+        "shorter code",
+        answer->server.c_str(), a.finish_reason.c_str(),
+        static_cast<long long>(a.completion_tokens));
+  } else if (auto code = extract_code(a.text, job_.language, num_blocks_); !code) {
+    k.reason = code.message();
+  } else {
+    k.code = encode_codes(code->codes);
+    evaluate_into(k, code->codes, strprintf("t%02d_b%02d", plan.trial, plan.branch), &eval);
+    evaluated = true;
+  }
+  (void)finish_kernel(k, evaluated ? &eval : nullptr, answer->server, answer->reused, llm_s);
+  return k;
+}
+
+Status Search::write_results() {
+  LlmUsage usage = broker_ ? broker_->usage() : LlmUsage{};
+  results_["best_uuid"] = summary_.best_uuid;
+  results_["best_speedup"] =
+      summary_.best_speedup ? nlohmann::json(*summary_.best_speedup) : nlohmann::json();
+  results_["llm"] = {{"calls", usage.calls},
+                     {"reused", usage.reused},
+                     {"prompt_tokens", usage.prompt_tokens},
+                     {"completion_tokens", usage.completion_tokens},
+                     {"cost", usage.cost}};
+  return write_file(job_.run_dir / "results.json", results_.dump(2));
+}
+
+Status Search::save_best() {
+  if (summary_.best_uuid.empty()) return Status::ok();
+  auto best = job_.store->kernel(summary_.best_uuid);
+  if (!best) return best.status();
+  if (!best->has_value()) return Status::ok();
+  const KernelRecord& k = **best;
+  auto spliced = splice_evolve(job_.task, decode_codes(k.code, num_blocks_));
+  if (!spliced) return spliced.status();
+  fs::path dir = fs::path(job_.config.get_string("paths.results_dir", "results")) / job_.job_name /
+                 job_.task_name;
+  KF_RETURN_IF_ERROR(materialize(job_.task, *spliced, dir));
+  nlohmann::json about = {{"format", "kernelfoundry-best-kernel"},
+                          {"version", 1},
+                          {"uuid", k.uuid},
+                          {"job_name", k.job_name},
+                          {"task_name", k.task_name},
+                          {"gpu_arch", k.gpu_arch},
+                          {"language", k.language},
+                          {"model", k.model},
+                          {"trial", k.trial},
+                          {"branch", k.branch},
+                          {"speedup", k.speedup ? nlohmann::json(*k.speedup) : nlohmann::json()},
+                          {"median_ms", runtime_medians(k.runtimes_json, job_.gpu_arch)}};
+  KF_RETURN_IF_ERROR(write_file(dir / "kernelfoundry_best.json", about.dump(2) + "\n"));
+  summary_.best_package_dir = dir.string();
+  return Status::ok();
+}
+
+Result<SearchSummary> Search::run() {
+  KF_RETURN_IF_ERROR(open_job_record());
+  auto fail = [&](const std::string& message) -> Status {
+    record_.status = "failed";
+    record_.progress_json = nlohmann::json{{"stage", "failed"}, {"error", message}}.dump();
+    (void)job_.store->put_job(record_);
+    return Status::error(message);
+  };
+  if (Status s = set_up_llms(); !s) return fail(s.message());
+  auto toolchain = find_toolchain();
+  if (!toolchain) return fail(toolchain.message());
+  EvalOptions options = eval_options(job_);
+  options.device_lock = &device_lock_;
+  evaluator_ = std::make_unique<Evaluator>(job_.task, options, *toolchain, runner_);
+
+  out_ << "job " << job_.job_name << (s_.resume ? " (resumed)" : "") << ": task "
+       << job_.task_name << " (" << language_ << ", " << job_.gpu_arch << "), " << s_.max_iters
+       << " iteration(s) x " << s_.branches << " branch(es)"
+       << (s_.branches > 1 ? strprintf(", evolutionary search on %d island(s)",
+                                       archive_.num_islands())
+                           : ", refining the best kernel")
+       << "\n";
+  out_ << "reference: building and timing ..." << std::flush;
+  auto reference = evaluator_->prepare_reference();
+  if (!reference) {
+    out_ << " failed\n";
+    return fail(reference.message());
+  }
+  out_ << strprintf(" ok (build %.2f s, tests %.2f s)\n", reference->build_s, reference->test_s);
+  results_ = {{"format", "kernelfoundry-results"}, {"version", 2},
+              {"job_name", job_.job_name},         {"task_name", job_.task_name},
+              {"task_hash", job_.task.hash},       {"language", language_},
+              {"gpu_arch", job_.gpu_arch},         {"reference", reference->runtimes_json()},
+              {"kernels", nlohmann::json::array()}};
+
+  if (Status s = seed_iteration(); !s) return fail(s.message());
+  summary_.stop_reason = "max_iters";
+  for (int trial = 1; trial <= s_.max_iters && !g_stop; ++trial) {
+    std::vector<BranchPlan> plans;
+    std::vector<KernelRecord> done(static_cast<size_t>(s_.branches));
+    std::vector<char> have(static_cast<size_t>(s_.branches), 0);  // not vector<bool>: threads write it
+    for (int b = 0; b < s_.branches; ++b) {
+      if (auto it = stored_.find({trial, b}); it != stored_.end()) {
+        done[size_t(b)] = std::move(it->second);
+        have[size_t(b)] = 1;
+        stored_.erase(it);
+      } else {
+        plans.push_back(plan_branch(trial, b));
+      }
+    }
+    if (!plans.empty() && plans.size() < size_t(s_.branches))
+      out_ << strprintf("[iter %d/%d] resuming: %zu of %d branch(es) already evaluated\n", trial,
+                        s_.max_iters, size_t(s_.branches) - plans.size(), s_.branches);
+    // One thread per branch: LLM calls overlap (bounded by llm_rate_limit), builds overlap, and
+    // the evaluator's device lock runs the tests one at a time.
+    std::vector<std::thread> threads;
+    for (const BranchPlan& plan : plans) {
+      threads.emplace_back([this, plan, &done, &have] {
+        KernelRecord k = run_branch(plan);
+        if (!k.uuid.empty()) {
+          done[size_t(plan.branch)] = std::move(k);
+          have[size_t(plan.branch)] = 1;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+
+    bool any_correct = false, complete = true;
+    for (int b = 0; b < s_.branches; ++b) {
+      if (!have[size_t(b)]) {
+        complete = false;
+        continue;
+      }
+      absorb(done[size_t(b)]);
+      any_correct = any_correct || done[size_t(b)].verdict == kCorrect;
+    }
+    if (!complete) break;  // interrupted: the missing branches run when the job is resumed
+    summary_.iterations = trial;
+    if (archive_.should_migrate(trial)) archive_.migrate();
+    LlmUsage usage = broker_->usage();
+    record_.prompt_tokens = usage.prompt_tokens;
+    record_.completion_tokens = usage.completion_tokens;
+    record_.cost = usage.cost;
+    record_.progress_json = nlohmann::json{{"stage", "search"},
+                                           {"iteration", trial},
+                                           {"max_iters", s_.max_iters},
+                                           {"evaluated", summary_.evaluated},
+                                           {"correct", summary_.correct}}
+                                .dump();
+    if (Status s = job_.store->put_job(record_); !s) return fail(s.message());
+    if (Status s = write_results(); !s) return fail(s.message());
+    if (s_.stop_once_correct && any_correct) {
+      summary_.stop_reason = "stop_once_correct";
+      break;
+    }
+    if (s_.max_failures && summary_.failures >= *s_.max_failures) {
+      summary_.stop_reason = "max_failures";
+      out_ << strprintf("stopping: %d failed candidates reached max_failures (%d)\n",
+                        summary_.failures, *s_.max_failures);
+      break;
+    }
+  }
+  if (g_stop) summary_.stop_reason = "interrupted";
+  summary_.usage = broker_->usage();
+  if (Status s = write_results(); !s) return fail(s.message());
+  if (s_.save_best && summary_.stop_reason != "interrupted") {
+    if (Status s = save_best(); !s) out_ << "could not write the best kernel's package: " << s.message() << "\n";
+  }
+  record_.status = g_stop ? "interrupted" : "done";
+  record_.prompt_tokens = summary_.usage.prompt_tokens;
+  record_.completion_tokens = summary_.usage.completion_tokens;
+  record_.cost = summary_.usage.cost;
+  KF_RETURN_IF_ERROR(job_.store->put_job(record_));
+
+  const LlmUsage& u = summary_.usage;
+  out_ << strprintf("done after %d iteration(s) (%s): %d candidates, %d correct, %d failed; best "
+                    "speedup %s",
+                    summary_.iterations, summary_.stop_reason.c_str(), summary_.evaluated,
+                    summary_.correct, summary_.failures,
+                    speedup_text(summary_.best_speedup).c_str());
+  if (!summary_.best_uuid.empty())
+    out_ << strprintf(" (iteration %d, branch %d, %s, kernel %s)", summary_.best_trial,
+                      summary_.best_branch,
+                      summary_.best_model.empty() ? "starting kernel" : summary_.best_model.c_str(),
+                      summary_.best_uuid.c_str());
+  out_ << "\n";
+  out_ << strprintf("LLM: %d call(s), %d reused from the database; %s prompt + %s completion "
+                    "tokens; estimated cost $%.4f\n",
+                    u.calls, u.reused, tokens_text(u.prompt_tokens).c_str(),
+                    tokens_text(u.completion_tokens).c_str(), u.cost);
+  out_ << "files: " << job_.run_dir.string() << "/ (prompts, answers, eval logs, results.json)";
+  if (!summary_.best_package_dir.empty())
+    out_ << "; best kernel package: " << summary_.best_package_dir << "/";
+  out_ << "\n";
+  if (g_stop)
+    out_ << "interrupted by Ctrl-C: continue with resume=true job_name=" << job_.job_name << "\n";
+  return summary_;
+}
+
+}  // namespace
+
+Result<SearchSummary> run_search(JobContext& job, ProcessRunner& runner, std::ostream& out,
+                                 const SearchHooks& hooks) {
+  g_stop = false;
+  auto previous = std::signal(SIGINT, on_sigint);
+  struct Restore {
+    decltype(previous) handler;
+    ~Restore() { std::signal(SIGINT, handler); }
+  } restore{previous};
+  Search search(job, runner, out, hooks);
+  return search.run();
+}
+
+}  // namespace kf

@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+"""A scripted loopback LLM server for tests: OpenAI chat completions and Anthropic messages.
+
+Usage: kf_llm_server.py --script SCRIPT.json --port-file F [--log LOG.jsonl] [--port 0]
+
+The script is {"responses": [R, ...], "default": R}. Each request takes the first response not yet
+consumed whose filters ("purpose", "job", "trial", "branch" against the X-KernelFoundry-Call
+header; "format": "openai" | "anthropic") match it, else "default", else HTTP 500.
+R: {"content": "..."} | {"fault": "rate_limit", "retry_after": 1} | {"fault": "server_error"} |
+   {"fault": "hang", "seconds": N, "content"?: "..."} | {"fault": "truncated", "content": "..."} |
+   {"fault": "malformed"}; any R may carry "delay_s" and "status" (for server_error).
+For an OpenAI request with n > 1, choices after the first take further matching plain-content
+responses while there are any, else repeat the first content.
+Python 3.11 standard library only.
+"""
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+FORMAT_BY_PATH = {
+    "/v1/chat/completions": "openai",
+    "/chat/completions": "openai",
+    "/v1/messages": "anthropic",
+    "/messages": "anthropic",
+}
+FAULTS = {"rate_limit", "server_error", "hang", "truncated", "malformed"}
+FILTERS = ("purpose", "job", "trial", "branch", "format")
+
+
+def approx_tokens(text):
+    return max(1, len(text) // 4)
+
+
+def parse_call_header(value):
+    """'job=j;trial=1;branch=0;purpose=generate' -> dict of the fields."""
+    fields = {}
+    for part in (value or "").split(";"):
+        if "=" in part:
+            key, _, val = part.partition("=")
+            fields[key.strip()] = val.strip()
+    return fields
+
+
+def text_of(content):
+    """A message's content: a string, or a list of blocks with "text"."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return ""
+
+
+class Script:
+    """The scripted responses; consumption is shared by all request threads."""
+
+    def __init__(self, data):
+        if not isinstance(data, dict) or not isinstance(data.get("responses", []), list):
+            raise ValueError('the script must be {"responses": [...], "default": {...}}')
+        self.responses = list(data.get("responses", []))
+        self.default = data.get("default")
+        for r in self.responses + ([self.default] if self.default is not None else []):
+            if not isinstance(r, dict):
+                raise ValueError("each response must be an object, got %r" % (r,))
+            if "fault" in r and r["fault"] not in FAULTS:
+                raise ValueError("unknown fault %r (known: %s)" % (r["fault"], sorted(FAULTS)))
+        self.used = [False] * len(self.responses)
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def matches(response, fmt, call):
+        for key in FILTERS:
+            if key not in response:
+                continue
+            have = fmt if key == "format" else call.get(key)
+            if str(response[key]) != have:
+                return False
+        return True
+
+    def take(self, fmt, call, plain_only=False):
+        """The next matching response (marked consumed), the default, or None."""
+        with self.lock:
+            for i, r in enumerate(self.responses):
+                if self.used[i] or not self.matches(r, fmt, call):
+                    continue
+                if plain_only and "fault" in r:
+                    return None
+                self.used[i] = True
+                return r
+        return None if plain_only else self.default
+
+
+class Handler(BaseHTTPRequestHandler):
+    server_version = "kf-llm-server/1"
+
+    def log_message(self, format, *args):  # keep stderr quiet
+        pass
+
+    def do_GET(self):
+        self.send_json(404, {"error": "only POST is served"}, fmt=None, request={}, fault=None)
+
+    def do_POST(self):
+        fmt = FORMAT_BY_PATH.get(self.path.split("?")[0])
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length > 0 else b""
+        try:
+            request = json.loads(raw.decode("utf-8")) if raw else {}
+            if not isinstance(request, dict):
+                raise ValueError("not an object")
+        except ValueError as e:
+            self.send_json(400, {"error": "request body is not JSON: %s" % e}, fmt, {}, None)
+            return
+        if fmt is None:
+            self.send_json(404, {"error": "unknown path %s" % self.path}, fmt, request, None)
+            return
+        problem = self.check_request(fmt, request)
+        if problem:
+            body = {"error": {"message": problem, "type": "invalid_request_error"}}
+            if fmt == "anthropic":
+                body["type"] = "error"
+            self.send_json(400, body, fmt, request, None)
+            return
+
+        call = parse_call_header(self.headers.get("X-KernelFoundry-Call"))
+        script = self.server.script
+        response = script.take(fmt, call)
+        if response is None:
+            self.send_json(500, {"error": "script exhausted"}, fmt, request, "exhausted")
+            return
+        if response.get("delay_s"):
+            time.sleep(float(response["delay_s"]))
+        fault = response.get("fault")
+        if fault == "rate_limit":
+            retry_after = response.get("retry_after", 1)
+            body = {"error": {"message": "rate limited (scripted)", "type": "rate_limit_error"}}
+            self.send_json(429, body, fmt, request, fault, {"Retry-After": str(retry_after)})
+            return
+        if fault == "server_error":
+            body = {"error": {"message": "internal error (scripted)", "type": "server_error"}}
+            self.send_json(int(response.get("status", 500)), body, fmt, request, fault)
+            return
+        if fault == "malformed":
+            self.send_raw(200, b'{"id": "broken", "choices": [ this is not json', fmt, request,
+                          fault)
+            return
+        if fault == "hang":
+            if "content" not in response:
+                # Logged now (status 0: nothing sent), so the log does not depend on the sleep.
+                self.log(fmt, request, 0, fault)
+            time.sleep(float(response.get("seconds", 5)))
+            if "content" not in response:
+                self.close_connection = True
+                return
+        contents = [response.get("content", "")]
+        if fmt == "openai":
+            for _ in range(1, int(request.get("n") or 1)):
+                extra = script.take(fmt, call, plain_only=True)
+                contents.append(extra["content"] if extra and "content" in extra else contents[0])
+        truncated = fault == "truncated"
+        self.send_json(200, self.answer(fmt, request, contents, truncated), fmt, request, fault)
+
+    def check_request(self, fmt, request):
+        """What a real server would reject: the fields and headers our clients must send."""
+        if not isinstance(request.get("messages"), list) or not request["messages"]:
+            return "messages: a non-empty list is required"
+        if not request.get("model"):
+            return "model: required"
+        if fmt == "anthropic":
+            if not isinstance(request.get("max_tokens"), int):
+                return "max_tokens: Field required"
+            if self.headers.get("anthropic-version") is None:
+                return "anthropic-version: header is required"
+        return None
+
+    def prompt_chars(self, request):
+        chars = len(text_of(request.get("system", "")))
+        for m in request.get("messages") or []:
+            if isinstance(m, dict):
+                chars += len(text_of(m.get("content", "")))
+        return chars
+
+    def answer(self, fmt, request, contents, truncated):
+        prompt_tokens = max(1, self.prompt_chars(request) // 4)
+        completion_tokens = sum(approx_tokens(c) for c in contents)
+        model = request.get("model", "")
+        stamp = "%d-%d" % (int(time.time() * 1000), threading.get_ident() % 10000)
+        if fmt == "openai":
+            return {
+                "id": "chatcmpl-" + stamp,
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{
+                    "index": i,
+                    "message": {"role": "assistant", "content": c},
+                    "finish_reason": "length" if truncated else "stop",
+                } for i, c in enumerate(contents)],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            }
+        return {
+            "id": "msg_" + stamp,
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": contents[0]}],
+            "stop_reason": "max_tokens" if truncated else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
+        }
+
+    def send_json(self, status, body, fmt, request, fault, headers=None):
+        data = json.dumps(body).encode("utf-8")
+        self.send_raw(status, data, fmt, request, fault, headers)
+
+    def send_raw(self, status, data, fmt, request, fault, headers=None):
+        self.log(fmt, request, status, fault)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (its timeout); nothing to do
+
+    def log(self, fmt, request, status, fault):
+        if self.server.log_path is None:
+            return
+        line = {
+            "time": time.time(),
+            "path": self.path,
+            "format": fmt,
+            "call": self.headers.get("X-KernelFoundry-Call"),
+            "model": request.get("model"),
+            "status": status,
+            "fault": fault,
+            # Whether a key came; never the key itself.
+            "has_auth": bool(self.headers.get("Authorization") or self.headers.get("x-api-key")),
+            "anthropic_version": self.headers.get("anthropic-version"),
+            "prompt_chars": self.prompt_chars(request),
+            "request_keys": sorted(request.keys()),
+            "n": request.get("n"),
+            "max_tokens": request.get("max_tokens"),
+            "temperature": request.get("temperature"),
+        }
+        with self.server.log_lock:
+            with open(self.server.log_path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(line) + "\n")
+                f.flush()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--script", required=True, help="script JSON file")
+    parser.add_argument("--port-file", required=True, help="file that receives the port")
+    parser.add_argument("--log", help="JSON-lines log, one line per request")
+    parser.add_argument("--port", type=int, default=0, help="0 = any free port")
+    args = parser.parse_args()
+
+    try:
+        with open(args.script, encoding="utf-8") as f:
+            script = Script(json.load(f))
+    except (OSError, ValueError) as e:
+        print("kf_llm_server: bad script %s: %s" % (args.script, e), file=sys.stderr)
+        return 2
+
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server.daemon_threads = True  # a hanging handler must not hold up exit
+    server.script = script
+    server.log_path = args.log
+    server.log_lock = threading.Lock()
+
+    def stop(signum, frame):
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+    tmp = args.port_file + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("%d\n" % server.server_address[1])
+    os.replace(tmp, args.port_file)
+    try:
+        server.serve_forever(poll_interval=0.1)
+    except SystemExit:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
