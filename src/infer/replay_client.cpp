@@ -99,7 +99,10 @@ class ReplayClient : public LlmClient {
         auto it = folder.texts.find(pinned);
         const std::string& name =
             it != folder.texts.end() ? pinned : folder.names[(first + i) % folder.names.size()];
-        picked.push_back(Recorded{folder.texts.at(name), server_.label()});
+        // The model a folder stands for: model_name when the config names one.
+        picked.push_back(Recorded{folder.texts.at(name), server_.model_name.empty()
+                                                             ? server_.label()
+                                                             : "replay:" + server_.model_name});
       }
     }
     std::vector<LlmAnswer> answers;

@@ -59,7 +59,9 @@ std::string language_suffix(Language language) {
 
 TemplateValues common_values(const PromptInputs& in) {
   std::vector<std::string> names;
-  for (const auto& a : in.archs) names.push_back(a.name);
+  // "native" means nothing to a model: name what it stands for.
+  for (const auto& a : in.archs)
+    names.push_back(a.name == "native" && !a.description.empty() ? a.description : a.name);
   std::string iteration;
   if (in.max_iters > 0)
     iteration = strprintf("%d of %d", in.trial, in.max_iters);

@@ -188,11 +188,23 @@ Status Search::open_job_record() {
                            "resume=true to start it");
     record_ = **existing;
     for (KernelRecord& k : *kernels) stored_[{k.trial, k.branch}] = std::move(k);
-  } else if (!kernels->empty()) {
-    return Status::error(strprintf(
-        "job '%s' already has %zu kernel(s) in %s: pass resume=true to continue it, or give "
-        "another job_name=... to start a new job",
-        job_.job_name.c_str(), kernels->size(), job_.store->path().string().c_str()));
+  } else if (existing->has_value()) {
+    // A new job never writes into an old one: it takes the next free name, and the old job
+    // stays as it was (resume=true continues it instead).
+    std::string base = job_.job_name;
+    for (int n = 2;; ++n) {
+      std::string name = strprintf("%s_%d", base.c_str(), n);
+      auto taken = job_.store->job(name);
+      if (!taken) return taken.status();
+      if (taken->has_value()) continue;
+      out_ << "job '" << base << "' already exists in " << job_.store->path().string()
+           << "; this run is job '" << name << "' (resume=true job_name=" << base
+           << " continues the old one)\n";
+      job_.job_name = name;
+      job_.run_dir = job_.run_dir.parent_path() / name;
+      KF_RETURN_IF_ERROR(make_dirs(job_.run_dir));
+      break;
+    }
   }
   record_.job_name = job_.job_name;
   record_.task_name = job_.task_name;
@@ -318,7 +330,7 @@ Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std:
   if (eval && !eval->harness.is_null()) (void)write_file(dir / "result.json", eval->harness.dump(2));
 
   std::lock_guard<std::mutex> lock(mutex_);
-  std::string who = k.trial == 0 ? "start" : (server.empty() ? "-" : server);
+  std::string who = k.trial == 0 ? "start" : !k.model.empty() ? k.model : server.empty() ? "-" : server;
   std::optional<double> best_before = summary_.best_speedup;
   std::optional<double> best = best_before;
   bool suspect = elite_of(k, job_.language, num_blocks_).suspect;
@@ -327,10 +339,12 @@ Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std:
   std::string where = k.trial == 0
                           ? std::string("[iter 0]         ")
                           : strprintf("[iter %d/%d br %d] ", k.trial, s_.max_iters, k.branch);
-  std::string timing = k.trial == 0 ? "" : (reused ? "llm recorded, " : strprintf("llm %.1f s, ", llm_s));
-  if (eval) timing += strprintf("build %.2f s, tests %.2f s", eval->build_s, eval->test_s);
+  std::vector<std::string> timing_parts;
+  if (k.trial > 0) timing_parts.push_back(reused ? "llm: recorded answer" : strprintf("llm %.1f s", llm_s));
+  if (eval) timing_parts.push_back(strprintf("build %.2f s, tests %.2f s", eval->build_s, eval->test_s));
+  std::string timing = join(timing_parts, ", ");
   out_ << where
-       << strprintf("%-28s verdict %d %-16s speedup %-8s best %-8s %s\n", who.c_str(), k.verdict,
+       << strprintf("%-30s verdict %d %-16s speedup %-8s best %-8s %s\n", who.c_str(), k.verdict,
                     ("(" + std::string(verdict_name(k.verdict)) + ")").c_str(),
                     speedup_text(k.speedup).c_str(), speedup_text(best).c_str(), timing.c_str());
   if (k.verdict != kCorrect || suspect) out_ << "        " << k.reason << "\n";
@@ -519,11 +533,17 @@ Status Search::write_results() {
   results_["best_uuid"] = summary_.best_uuid;
   results_["best_speedup"] =
       summary_.best_speedup ? nlohmann::json(*summary_.best_speedup) : nlohmann::json();
-  results_["llm"] = {{"calls", usage.calls},
-                     {"reused", usage.reused},
-                     {"prompt_tokens", usage.prompt_tokens},
-                     {"completion_tokens", usage.completion_tokens},
-                     {"cost", usage.cost}};
+  results_["llm_this_run"] = {{"calls", usage.calls},
+                              {"reused", usage.reused},
+                              {"seconds", usage.seconds},
+                              {"prompt_tokens", usage.prompt_tokens},
+                              {"completion_tokens", usage.completion_tokens},
+                              {"cost", usage.cost}};
+  if (auto totals = job_.store->llm_totals(job_.job_name); totals)
+    results_["llm_job_total"] = {{"calls", totals->calls},
+                                 {"prompt_tokens", totals->prompt_tokens},
+                                 {"completion_tokens", totals->completion_tokens},
+                                 {"cost", totals->cost}};
   return write_file(job_.run_dir / "results.json", results_.dump(2));
 }
 
@@ -634,10 +654,11 @@ Result<SearchSummary> Search::run() {
     if (!complete) break;  // interrupted: the missing branches run when the job is resumed
     summary_.iterations = trial;
     if (archive_.should_migrate(trial)) archive_.migrate();
-    LlmUsage usage = broker_->usage();
-    record_.prompt_tokens = usage.prompt_tokens;
-    record_.completion_tokens = usage.completion_tokens;
-    record_.cost = usage.cost;
+    if (auto totals = job_.store->llm_totals(job_.job_name); totals) {
+      record_.prompt_tokens = totals->prompt_tokens;
+      record_.completion_tokens = totals->completion_tokens;
+      record_.cost = totals->cost;
+    }
     record_.progress_json = nlohmann::json{{"stage", "search"},
                                            {"iteration", trial},
                                            {"max_iters", s_.max_iters},
@@ -664,9 +685,11 @@ Result<SearchSummary> Search::run() {
     if (Status s = save_best(); !s) out_ << "could not write the best kernel's package: " << s.message() << "\n";
   }
   record_.status = g_stop ? "interrupted" : "done";
-  record_.prompt_tokens = summary_.usage.prompt_tokens;
-  record_.completion_tokens = summary_.usage.completion_tokens;
-  record_.cost = summary_.usage.cost;
+  auto totals = job_.store->llm_totals(job_.job_name);
+  if (!totals) return totals.status();
+  record_.prompt_tokens = totals->prompt_tokens;
+  record_.completion_tokens = totals->completion_tokens;
+  record_.cost = totals->cost;
   KF_RETURN_IF_ERROR(job_.store->put_job(record_));
 
   const LlmUsage& u = summary_.usage;
@@ -681,10 +704,12 @@ Result<SearchSummary> Search::run() {
                       summary_.best_model.empty() ? "starting kernel" : summary_.best_model.c_str(),
                       summary_.best_uuid.c_str());
   out_ << "\n";
-  out_ << strprintf("LLM: %d call(s), %d reused from the database; %s prompt + %s completion "
-                    "tokens; estimated cost $%.4f\n",
-                    u.calls, u.reused, tokens_text(u.prompt_tokens).c_str(),
-                    tokens_text(u.completion_tokens).c_str(), u.cost);
+  out_ << strprintf("LLM: %d new call(s) in this run (%.1f s waiting), %d answer(s) reused from the "
+                    "database; job total %lld call(s), %s prompt + %s completion tokens, "
+                    "estimated cost $%.4f\n",
+                    u.calls, u.seconds, u.reused, static_cast<long long>(totals->calls),
+                    tokens_text(totals->prompt_tokens).c_str(),
+                    tokens_text(totals->completion_tokens).c_str(), totals->cost);
   out_ << "files: " << job_.run_dir.string() << "/ (prompts, answers, eval logs, results.json)";
   if (!summary_.best_package_dir.empty())
     out_ << "; best kernel package: " << summary_.best_package_dir << "/";

@@ -109,4 +109,22 @@ Result<std::vector<LlmCallRecord>> Store::llm_calls(const std::string& job_name)
   return query_calls(*s, "cannot list the LLM calls of job " + job_name);
 }
 
+Result<Store::LlmTotals> Store::llm_totals(const std::string& job_name) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  Result<Statement> s = Statement::prepare(
+      db_, path_.string(),
+      "SELECT count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), "
+      "coalesce(sum(cost), 0) FROM llm_calls WHERE job_name = ?1");
+  if (!s) return s.status();
+  s->bind_text(1, job_name);
+  auto row = s->step("cannot sum the LLM calls of job " + job_name);
+  if (!row) return row.status();
+  LlmTotals t;
+  t.calls = s->int64(0);
+  t.prompt_tokens = s->int64(1);
+  t.completion_tokens = s->int64(2);
+  t.cost = s->real(3);
+  return t;
+}
+
 }  // namespace kf

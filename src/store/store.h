@@ -121,6 +121,12 @@ class Store {
   Result<std::optional<LlmCallRecord>> llm_call(const std::string& job_name,
                                                 const std::string& call_key);
   Result<std::vector<LlmCallRecord>> llm_calls(const std::string& job_name);  // oldest first
+  // Totals over a job's stored calls (every run of it, resumed ones included).
+  struct LlmTotals {
+    int64_t calls = 0, prompt_tokens = 0, completion_tokens = 0;
+    double cost = 0;
+  };
+  Result<LlmTotals> llm_totals(const std::string& job_name);
 
   // Runs `body` in BEGIN IMMEDIATE .. COMMIT; rolls back when it returns an error (or throws).
   // Nests through savepoints. Other threads using this Store wait until it ends.
