@@ -1,0 +1,249 @@
+// End to end: the optimisation job on the OCL example (PoCL) against the scripted LLM server on
+// loopback — an evolutionary job that meets every fault, start_from_best in a second job, and a
+// job killed mid-iteration then resumed without paying for any answer twice.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "e2e/cli_helpers.h"
+#include "llm_server/llm_server_fixture.h"
+#include "util/fs.h"
+#include "util/strings.h"
+
+namespace kf::e2e {
+namespace {
+
+std::string answer_with(const std::string& file, const std::string& words) {
+  return words + "\n\n```opencl\n" + file_text(candidate("softmax_ocl", file)) + "```\n";
+}
+
+// Both formats on the one scripted server: an OpenAI-compatible and an Anthropic "model".
+std::string servers_arg(const LlmTestServer& server, int max_retry) {
+  return strprintf(
+      "inference.servers=[{server_type: openai, model_name: scripted-openai, base_url: '%s', "
+      "timeout: 1, max_retry: %d}, {server_type: anthropic, model_name: scripted-anthropic, "
+      "base_url: '%s', timeout: 1, max_retry: %d}]",
+      server.base_url_openai().c_str(), max_retry, server.base_url_anthropic().c_str(), max_retry);
+}
+
+// "job=..;trial=2;branch=1;purpose=generate" -> {2, 1}.
+std::pair<int, int> trial_branch(const std::string& call) {
+  int trial = -1, branch = -1;
+  for (const std::string& part : split(call, ';')) {
+    if (starts_with(part, "trial=")) trial = std::atoi(part.c_str() + 6);
+    if (starts_with(part, "branch=")) branch = std::atoi(part.c_str() + 7);
+  }
+  return {trial, branch};
+}
+
+// Answered generate calls per (trial, branch), from the server's log (a malformed body is a 200
+// that gave the client nothing to keep).
+std::map<std::pair<int, int>, int> answered_calls(const LlmTestServer& server,
+                                                  const std::string& job) {
+  std::map<std::pair<int, int>, int> calls;
+  for (const auto& line : server.log_lines()) {
+    std::string call = line.value("call", "");
+    if (call.find("job=" + job + ";") == std::string::npos) continue;
+    if (call.find("purpose=generate") == std::string::npos) continue;
+    bool malformed = line["fault"].is_string() && line["fault"] == "malformed";
+    if (line.value("status", 0) == 200 && !malformed) ++calls[trial_branch(call)];
+  }
+  return calls;
+}
+
+const std::vector<std::string> kBase = {"eval_config.num_seeds=1", "eval_config.time_budget=0.2",
+                                        "llm_rate_limit=4", "save_best_kernel=true"};
+
+TEST(SearchOcl, EvolutionaryJobSurvivesEveryFaultAndFindsTheFastestKernel) {
+  Scratch scratch;
+  // Responses go to whichever request comes next; the faults are retried into later ones.
+  nlohmann::json script = {
+      {"responses",
+       {{{"fault", "rate_limit"}, {"retry_after", 1}},
+        {{"fault", "server_error"}},
+        {{"fault", "malformed"}},
+        {{"fault", "hang"}, {"seconds", 3}},
+        {{"fault", "truncated"}, {"content", "Here is the kernel:\n```opencl\n__kernel void softmax("}},
+        {{"content", "I would rather not rewrite this kernel."}},
+        {{"content", answer_with("wrong_wide_rows.cl", "Wider rows per work-item.")}},
+        {{"content", answer_with("compile_error.cl", "A quick rewrite.")}},
+        {{"content", answer_with("out_of_bounds.cl", "Unrolled tail.")}},
+        {{"content", answer_with("slower.cl", "Recompute everything.")}},
+        {{"content", answer_with("faster.cl", "Vectorise the rows with float16.")}}}},
+      {"default", {{"content", answer_with("correct.cl", "The same algorithm, tidied.")}}}};
+  auto server = LlmTestServer::start(script, scratch.dir() / "server");
+  ASSERT_TRUE(server.is_ok()) << server.message();
+
+  std::vector<std::string> args = {"run", "task=" + example("softmax_ocl").string(),
+                                   "job_name=e2e_search", "max_iters=3",
+                                   "branches_per_iteration=4", servers_arg(**server, 5)};
+  args.insert(args.end(), kBase.begin(), kBase.end());
+  JobOutcome job = scratch.run_job("e2e_search", args, 600);
+  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output << (*server)->stderr_text();
+  ASSERT_TRUE(job.db_error.empty()) << job.db_error;
+  ASSERT_TRUE(job.job.has_value());
+  EXPECT_EQ(job.job->status, "done");
+
+  // The starting kernel and 3 x 4 candidates, each stored once with its prompt and model.
+  ASSERT_EQ(job.kernels.size(), 13u) << job.cli.output;
+  std::set<std::pair<int, int>> seen;
+  int truncated = 0, no_code = 0, compile_errors = 0, wrong = 0, runtime = 0;
+  for (const KernelRecord& k : job.kernels) {
+    EXPECT_TRUE(seen.insert({k.trial, k.branch}).second) << k.trial << "/" << k.branch;
+    if (k.trial == 0) continue;
+    EXPECT_FALSE(k.prompt.empty());
+    EXPECT_NE(k.prompt.find("USER_INSTRUCTIONS"), std::string::npos)
+        << "the prompt shows the package's instructions";
+    EXPECT_TRUE(k.model == "scripted-openai" || k.model == "scripted-anthropic") << k.model;
+    EXPECT_FALSE(k.answer.empty()) << k.reason;
+    EXPECT_GT(k.prompt_tokens, 0);
+    EXPECT_TRUE(fs::exists(job.run_dir / "kernels" / strprintf("t%02d_b%02d", k.trial, k.branch) /
+                           "prompt.md"));
+    if (k.reason.find("truncated") != std::string::npos) {
+      ++truncated;
+      EXPECT_EQ(k.verdict, 0) << "a cut answer is not a compile error";
+    }
+    if (k.verdict == 0 && k.reason.find("contains no OCL code") != std::string::npos) ++no_code;
+    if (k.verdict == 1) ++compile_errors;
+    if (k.verdict == 2) ++runtime;
+    if (k.verdict == 4) ++wrong;
+  }
+  EXPECT_EQ(truncated, 1);
+  EXPECT_EQ(no_code, 1);
+  EXPECT_EQ(compile_errors, 1);
+  EXPECT_GE(wrong + runtime, 2) << "the wrong-on-wide-rows and out-of-bounds kernels";
+
+  // The best is the vectorised kernel, and results.json, the database and results/ agree.
+  auto best = std::find_if(job.kernels.begin(), job.kernels.end(), [&](const KernelRecord& k) {
+    return k.uuid == job.results.value("best_uuid", "");
+  });
+  ASSERT_NE(best, job.kernels.end()) << job.cli.output;
+  EXPECT_NE(best->code.find("vload16"), std::string::npos) << best->code;
+  EXPECT_EQ(best->verdict, 5);
+  std::string saved = file_text(scratch.dir() / "results" / "e2e_search" / "softmax_ocl" / "softmax.cl");
+  EXPECT_NE(saved.find("vload16"), std::string::npos) << "save_best_kernel wrote the package";
+
+  // Every fault was met and survived; every branch was answered exactly once.
+  std::set<int> statuses;
+  std::set<std::string> faults, formats;
+  for (const auto& line : (*server)->log_lines()) {
+    statuses.insert(line.value("status", 0));
+    if (!line["fault"].is_null()) faults.insert(line.value("fault", ""));
+    formats.insert(line.value("format", ""));
+  }
+  EXPECT_TRUE(statuses.count(429) && statuses.count(500));
+  for (const char* f : {"rate_limit", "server_error", "malformed", "hang", "truncated"})
+    EXPECT_TRUE(faults.count(f)) << f;
+  EXPECT_TRUE(formats.count("openai") && formats.count("anthropic"));
+  auto calls = answered_calls(**server, "e2e_search");
+  EXPECT_EQ(calls.size(), 12u);
+  for (const auto& [tb, n] : calls) EXPECT_EQ(n, 1) << tb.first << "/" << tb.second;
+  EXPECT_GT(job.job->prompt_tokens, 0);
+
+  // A second job starts from the first one's best kernel.
+  nlohmann::json again = {{"default", {{"content", answer_with("correct.cl", "Tidied.")}}}};
+  auto server2 = LlmTestServer::start(again, scratch.dir() / "server2");
+  ASSERT_TRUE(server2.is_ok()) << server2.message();
+  std::vector<std::string> args2 = {"run", "task=" + example("softmax_ocl").string(),
+                                    "job_name=e2e_continue", "max_iters=1",
+                                    "branches_per_iteration=1", "start_from_best=true",
+                                    servers_arg(**server2, 1)};
+  args2.insert(args2.end(), kBase.begin(), kBase.end());
+  JobOutcome second = scratch.run_job("e2e_continue", args2, 300);
+  ASSERT_EQ(second.cli.exit_code, 0) << second.cli.output;
+  ASSERT_EQ(second.kernels.size(), 2u) << second.cli.output;
+  EXPECT_EQ(second.kernels[0].trial, 0);
+  EXPECT_EQ(second.kernels[0].parent_uuid, best->uuid);
+  EXPECT_EQ(second.kernels[0].code, best->code);
+  EXPECT_EQ(second.kernels[1].parent_uuid, second.kernels[0].uuid)
+      << "one branch refines the best so far";
+  EXPECT_NE(second.cli.output.find("start: best stored kernel (job e2e_search"), std::string::npos)
+      << second.cli.output;
+}
+
+// Starts the CLI in the background (its own process group) with the scratch dir as cwd.
+pid_t spawn_cli(const Scratch& scratch, const std::vector<std::string>& args,
+                const fs::path& log) {
+  const char* bin_dir = std::getenv("KF_BINARY_DIR");
+  std::string cli =
+      (fs::path(bin_dir ? bin_dir : KF_E2E_BINARY_DIR) / "src" / "cli" / "kernelfoundry").string();
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    if (chdir(scratch.dir().c_str()) != 0) _exit(127);
+    FILE* out = std::freopen(log.c_str(), "w", stdout);
+    if (out) dup2(fileno(stdout), 2);
+    std::vector<char*> argv = {const_cast<char*>(cli.c_str())};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+TEST(SearchOcl, KilledJobResumesWithoutPayingTwice) {
+  Scratch scratch;
+  nlohmann::json script = {{"default", {{"content", answer_with("correct.cl", "Tidied.")}}}};
+  auto server = LlmTestServer::start(script, scratch.dir() / "server");
+  ASSERT_TRUE(server.is_ok()) << server.message();
+  std::vector<std::string> args = {"run", "task=" + example("softmax_ocl").string(),
+                                   "job_name=e2e_resume", "max_iters=3",
+                                   "branches_per_iteration=2", servers_arg(**server, 1)};
+  for (const auto& a : scratch.isolation_args()) args.push_back(a);
+  args.insert(args.end(), kBase.begin(), kBase.end());
+
+  // Kill the job once a kernel of iteration 2 is stored: that iteration's answers are all paid
+  // for by then (its branches ask at once), and at least one of them is not yet evaluated.
+  pid_t pid = spawn_cli(scratch, args, scratch.dir() / "first_run.txt");
+  ASSERT_GT(pid, 0);
+  bool killed = false;
+  for (int i = 0; i < 2400 && !killed; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto store = Store::open(scratch.db());
+    if (!store) continue;
+    auto kernels = (*store)->kernels({.job_name = "e2e_resume"});
+    if (!kernels) continue;
+    int in_trial_2 = 0;
+    for (const auto& k : *kernels) in_trial_2 += k.trial == 2;
+    if (in_trial_2 >= 1 && in_trial_2 < 2) {
+      ::kill(-pid, SIGKILL);
+      killed = true;
+    }
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) break;  // finished before we caught it
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(killed) << "the job ended before iteration 2 could be interrupted:\n"
+                      << file_text(scratch.dir() / "first_run.txt");
+  auto before = answered_calls(**server, "e2e_resume");
+
+  std::vector<std::string> resume = args;
+  resume.push_back("resume=true");
+  JobOutcome job = scratch.run_job("e2e_resume", resume, 600);
+  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output;
+  EXPECT_NE(job.cli.output.find("(resumed)"), std::string::npos);
+  EXPECT_NE(job.cli.output.find("llm: recorded answer"), std::string::npos)
+      << "the paid-for, unevaluated branch of iteration 2 reuses its stored answer\n"
+      << job.cli.output;
+  ASSERT_EQ(job.kernels.size(), 7u) << job.cli.output;
+  std::set<std::pair<int, int>> seen;
+  for (const auto& k : job.kernels) EXPECT_TRUE(seen.insert({k.trial, k.branch}).second);
+  EXPECT_EQ(job.job->status, "done");
+
+  auto calls = answered_calls(**server, "e2e_resume");
+  EXPECT_EQ(calls.size(), 6u);
+  for (const auto& [tb, n] : calls)
+    EXPECT_EQ(n, 1) << "iteration " << tb.first << " branch " << tb.second << " was paid twice";
+  EXPECT_EQ(before.size(), 4u) << "iterations 1 and 2 were asked before the kill";
+}
+
+}  // namespace
+}  // namespace kf::e2e
