@@ -3,7 +3,9 @@
 // moment it is known, and continue a stopped job from the database.
 #include "search/optimize.h"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <map>
 #include <memory>
@@ -173,6 +175,17 @@ class Search {
   Archive archive_;
   SearchSummary summary_;
   nlohmann::json results_;
+  // When this run started, and per kernel the [start, end] seconds of its LLM call, build and
+  // test run: results.json's "timeline", from which bench/ derives the orchestrator's overhead.
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::map<std::string, nlohmann::json> timeline_;
+  double now_s() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  void note_span(const std::string& uuid, const char* what, double begin, double end) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    timeline_[uuid][what] = {begin, end};
+  }
 };
 
 Status Search::open_job_record() {
@@ -292,7 +305,9 @@ void Search::absorb(const KernelRecord& k) {
        {"median_ms", runtime_medians(k.runtimes_json, job_.gpu_arch)},
        {"prompt_tokens", k.prompt_tokens},
        {"completion_tokens", k.completion_tokens},
-       {"cost", k.cost}});
+       {"cost", k.cost},
+       {"timeline", timeline_.count(k.uuid) ? timeline_[k.uuid] : nlohmann::json()}});
+  timeline_.erase(k.uuid);
 }
 
 void Search::evaluate_into(KernelRecord& k, const std::vector<std::string>& codes,
@@ -307,7 +322,12 @@ void Search::evaluate_into(KernelRecord& k, const std::vector<std::string>& code
     }
     changed = std::move(*spliced);
   }
+  double begin = now_s();
   *eval = evaluator_->evaluate(work_id, changed);
+  double end = now_s();
+  // The build comes first; the test run ends the evaluation (a wait for the device lies between).
+  note_span(k.uuid, "build", begin, std::min(end, begin + eval->build_s));
+  note_span(k.uuid, "test", std::max(begin, end - eval->test_s), end);
   k.verdict = eval->verdict;
   k.reason = eval->reason;
   k.runtimes_json = nlohmann::json{{job_.gpu_arch, eval->runtimes_json()}}.dump();
@@ -491,10 +511,11 @@ KernelRecord Search::run_branch(const BranchPlan& plan) {
   }
   k.prompt = "# system\n\n" + prompt->system + "\n\n# user\n\n" + prompt->user;
   if (g_stop) return KernelRecord{};
-  auto t0 = std::chrono::steady_clock::now();
+  double llm_begin = now_s();
   auto answer = broker_->generate(plan.trial, plan.branch, k.parent_uuid, prompt->system,
                                   prompt->user);
-  double llm_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double llm_s = now_s() - llm_begin;
+  note_span(k.uuid, "llm", llm_begin, llm_begin + llm_s);
   if (!answer) {
     k.reason = "no answer from the LLM: " + answer.message();
     (void)finish_kernel(k, nullptr, "", false, llm_s);
@@ -544,6 +565,7 @@ Status Search::write_results() {
                                  {"prompt_tokens", totals->prompt_tokens},
                                  {"completion_tokens", totals->completion_tokens},
                                  {"cost", totals->cost}};
+  results_["wall_s"] = now_s();
   return write_file(job_.run_dir / "results.json", results_.dump(2));
 }
 
@@ -598,7 +620,9 @@ Result<SearchSummary> Search::run() {
                            : ", refining the best kernel")
        << "\n";
   out_ << "reference: building and timing ..." << std::flush;
+  double reference_begin = now_s();
   auto reference = evaluator_->prepare_reference();
+  double reference_end = now_s();
   if (!reference) {
     out_ << " failed\n";
     return fail(reference.message());
@@ -608,7 +632,9 @@ Result<SearchSummary> Search::run() {
               {"job_name", job_.job_name},         {"task_name", job_.task_name},
               {"task_hash", job_.task.hash},       {"language", language_},
               {"gpu_arch", job_.gpu_arch},         {"reference", reference->runtimes_json()},
-              {"kernels", nlohmann::json::array()}};
+              {"kernels", nlohmann::json::array()},
+              {"reference_timeline", {{"build", {reference_begin, reference_begin + reference->build_s}},
+                                      {"test", {reference_end - reference->test_s, reference_end}}}}};
 
   if (Status s = seed_iteration(); !s) return fail(s.message());
   summary_.stop_reason = "max_iters";
