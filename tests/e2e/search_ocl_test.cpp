@@ -167,6 +167,38 @@ TEST(SearchOcl, EvolutionaryJobSurvivesEveryFaultAndFindsTheFastestKernel) {
       << second.cli.output;
 }
 
+TEST(SearchOcl, FeedbackLlmSummaryReplacesTheParentsLog) {
+  Scratch scratch;
+  const std::string summary = "SUMMARY: one work-item per row leaves 63 of 64 idle.";
+  nlohmann::json script = {
+      {"responses", {{{"purpose", "feedback"}, {"content", summary}}}},
+      {"default", {{"content", answer_with("correct.cl", "Tidied.")}}}};
+  auto server = LlmTestServer::start(script, scratch.dir() / "server");
+  ASSERT_TRUE(server.is_ok()) << server.message();
+  std::vector<std::string> args = {
+      "run", "task=" + example("softmax_ocl").string(), "job_name=e2e_feedback", "max_iters=1",
+      "branches_per_iteration=1", "use_feedback_llm=true", servers_arg(**server, 1),
+      strprintf("feedback_llm_config={server_type: openai, model_name: scripted-summary, "
+                "base_url: '%s', timeout: 5, max_retry: 1}",
+                (*server)->base_url_openai().c_str())};
+  args.insert(args.end(), kBase.begin(), kBase.end());
+  JobOutcome job = scratch.run_job("e2e_feedback", args, 300);
+  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output;
+  ASSERT_EQ(job.kernels.size(), 2u);
+  // The starting kernel was the parent: its summary is stored with it and in its run folder...
+  EXPECT_EQ(job.kernels[0].feedback, summary);
+  EXPECT_EQ(trim(file_text(job.run_dir / "kernels" / "t00_b00" / "feedback.md")), summary);
+  // ...and the next prompt shows it, labelled, instead of the raw log.
+  const std::string& prompt = job.kernels[1].prompt;
+  EXPECT_NE(prompt.find(summary), std::string::npos);
+  EXPECT_NE(prompt.find("written by the feedback model"), std::string::npos);
+  EXPECT_EQ(prompt.find("### Its evaluation log"), std::string::npos);
+  int feedback_calls = 0;
+  for (const auto& line : (*server)->log_lines())
+    feedback_calls += line.value("call", "").find("purpose=feedback") != std::string::npos;
+  EXPECT_EQ(feedback_calls, 1);
+}
+
 // Starts the CLI in the background (its own process group) with the scratch dir as cwd.
 pid_t spawn_cli(const Scratch& scratch, const std::vector<std::string>& args,
                 const fs::path& log) {
