@@ -311,5 +311,26 @@ TEST_F(ServerClientTest, AnthropicRetriesTruncationAndSeveralAnswers) {
   EXPECT_EQ(statuses(), (std::vector<int>{429, 200, 200, 200}));
 }
 
+TEST_F(ServerClientTest, CancelEndsACallInFlightWithoutWaitingForTheTimeout) {
+  ServerConfig s = serve({{"responses", {{{"fault", "hang"}, {"seconds", 20}}}}});
+  s.timeout_s = 30;
+  auto c = client(s);
+  ASSERT_TRUE(c);
+  reset_llm_cancel();
+  auto start = std::chrono::steady_clock::now();
+  std::thread canceller([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    cancel_llm_calls();
+  });
+  auto r = c->complete(request());
+  canceller.join();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  reset_llm_cancel();
+  EXPECT_FALSE(r.is_ok());
+  EXPECT_LT(seconds, 5.0) << "libcurl's progress callback aborts the transfer";
+  EXPECT_EQ(server_->log_lines().size(), 1u) << "no retry after a cancel";
+}
+
 }  // namespace
 }  // namespace kf

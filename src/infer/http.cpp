@@ -4,9 +4,11 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
+#include "infer/infer.h"
 #include "util/strings.h"
 
 namespace kf {
@@ -17,6 +19,10 @@ std::string HttpResponse::header(const std::string& name) const {
 }
 
 namespace {
+
+int on_progress(void*, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return llm_calls_cancelled() ? 1 : 0;  // non-zero aborts the transfer
+}
 
 size_t on_body(char* data, size_t size, size_t count, void* user) {
   static_cast<std::string*>(user)->append(data, size * count);
@@ -83,6 +89,9 @@ class CurlTransport : public HttpTransport {
                      static_cast<curl_off_t>(request.body.size()));
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    // Polled about once a second by libcurl: a cancelled job stops waiting for its answers.
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, std::min(timeout_ms, 15000L));
     curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // whatever libcurl can decode
@@ -111,6 +120,21 @@ class CurlTransport : public HttpTransport {
 };
 
 }  // namespace
+
+namespace {
+std::atomic<bool> g_cancelled{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "cancel_llm_calls runs in a signal handler");
+}  // namespace
+
+void cancel_llm_calls() {
+  g_cancelled = true;
+}
+void reset_llm_cancel() {
+  g_cancelled = false;
+}
+bool llm_calls_cancelled() {
+  return g_cancelled;
+}
 
 std::shared_ptr<HttpTransport> make_curl_transport() {
   return std::make_shared<CurlTransport>();

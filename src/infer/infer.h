@@ -104,6 +104,12 @@ Result<std::string> find_api_key(const ServerConfig& server,
 // "job=<job_name>;trial=<t>;branch=<b>;purpose=<purpose>".
 std::string call_header_value(const LlmRequest& request);
 
+// Ctrl-C: ends every LLM call in flight (and its retries) with an error, now and until reset.
+// Safe to call from a signal handler.
+void cancel_llm_calls();
+void reset_llm_cancel();
+bool llm_calls_cancelled();
+
 // Rough token count of a text (chars / 4, at least 1 for a non-empty text).
 int64_t estimate_tokens(std::string_view text);
 

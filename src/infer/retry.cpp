@@ -89,6 +89,8 @@ Status post_with_retry(HttpTransport& http, const HttpRequest& request, const Se
   const int max_attempts = std::max(0, server.max_retry) + 1;
   Failure last;
   for (attempts = 1;; ++attempts) {
+    if (llm_calls_cancelled())
+      return Status::error(who(server) + ": cancelled (Ctrl-C) before an answer arrived");
     HttpResponse response = http.post(request);
     std::optional<double> retry_after;
     if (response.timed_out) {
@@ -114,6 +116,7 @@ Status post_with_retry(HttpTransport& http, const HttpRequest& request, const Se
       if (retryable)
         retry_after = parse_retry_after(response.header("retry-after"), std::time(nullptr));
     }
+    if (llm_calls_cancelled()) last.retryable = false;
     if (!last.retryable) return Status::error(redact(who(server) + ": " + last.text, secret));
     if (attempts >= max_attempts) break;
     double wait = retry_after

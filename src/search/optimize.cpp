@@ -27,8 +27,12 @@ namespace kf {
 namespace {
 
 std::atomic<bool> g_stop{false};
+// First Ctrl-C: stop starting work, abort the LLM calls in flight, keep what is stored, exit
+// cleanly. A second one ends the process at once (the default action).
 void on_sigint(int) {
   g_stop = true;
+  cancel_llm_calls();
+  std::signal(SIGINT, SIG_DFL);
 }
 
 // The loop's keys, read once.
@@ -516,6 +520,7 @@ KernelRecord Search::run_branch(const BranchPlan& plan) {
                                   prompt->user);
   double llm_s = now_s() - llm_begin;
   note_span(k.uuid, "llm", llm_begin, llm_begin + llm_s);
+  if (!answer && g_stop) return KernelRecord{};  // cancelled: the branch runs again on resume
   if (!answer) {
     k.reason = "no answer from the LLM: " + answer.message();
     (void)finish_kernel(k, nullptr, "", false, llm_s);
@@ -750,6 +755,7 @@ Result<SearchSummary> Search::run() {
 Result<SearchSummary> run_search(JobContext& job, ProcessRunner& runner, std::ostream& out,
                                  const SearchHooks& hooks) {
   g_stop = false;
+  reset_llm_cancel();
   auto previous = std::signal(SIGINT, on_sigint);
   struct Restore {
     decltype(previous) handler;
