@@ -177,12 +177,15 @@ int cmd_jobs(const std::vector<std::string>& args) {
   if (!store) return fail(store.message());
   auto jobs = (*store)->jobs();
   if (!jobs) return fail(jobs.message());
-  std::cout << strprintf("%-24s %-20s %-7s %-10s %-12s %s\n", "job", "task", "lang", "arch",
-                         "status", "updated");
+  std::cout << strprintf("%-24s %-20s %-7s %-10s %-12s %-14s %9s  %s\n", "job", "task", "lang",
+                         "arch", "status", "tokens in/out", "cost", "updated");
   for (const auto& j : *jobs) {
-    std::cout << strprintf("%-24s %-20s %-7s %-10s %-12s %s\n", j.job_name.c_str(),
+    std::string tokens = strprintf("%lld/%lld", static_cast<long long>(j.prompt_tokens),
+                                   static_cast<long long>(j.completion_tokens));
+    std::cout << strprintf("%-24s %-20s %-7s %-10s %-12s %-14s %9s  %s\n", j.job_name.c_str(),
                            j.task_name.c_str(), j.language.c_str(), j.gpu_arch.c_str(),
-                           j.status.c_str(), j.updated_at.c_str());
+                           j.status.c_str(), tokens.c_str(), strprintf("$%.4f", j.cost).c_str(),
+                           j.updated_at.c_str());
   }
   return kExitOk;
 }
@@ -206,14 +209,14 @@ int cmd_kernels(const std::vector<std::string>& args) {
   if (!store) return fail(store.message());
   auto kernels = (*store)->kernels(filter);
   if (!kernels) return fail(kernels.message());
-  std::cout << strprintf("%-36s %-20s %-16s %5s %6s %-16s %9s  %s\n", "uuid", "job", "task",
-                         "trial", "branch", "verdict", "speedup", "reason");
+  std::cout << strprintf("%-36s %-20s %-16s %5s %6s %-24s %-16s %9s  %s\n", "uuid", "job",
+                         "task", "trial", "branch", "model", "verdict", "speedup", "reason");
   for (const auto& k : *kernels) {
     std::string verdict =
         strprintf("%d %s", k.verdict, std::string(verdict_name(k.verdict)).c_str());
-    std::cout << strprintf("%-36s %-20s %-16s %5d %6d %-16s %9s  %s\n", k.uuid.c_str(),
+    std::cout << strprintf("%-36s %-20s %-16s %5d %6d %-24s %-16s %9s  %s\n", k.uuid.c_str(),
                            k.job_name.c_str(), k.task_name.c_str(), k.trial, k.branch,
-                           verdict.c_str(), speedup_cell(k.speedup).c_str(),
+                           (k.model.empty() ? std::string("-") : k.model).c_str(), verdict.c_str(), speedup_cell(k.speedup).c_str(),
                            truncate_middle(k.reason, 60, 20).c_str());
   }
   return kExitOk;
