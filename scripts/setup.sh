@@ -4,7 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PACKAGES=(build-essential cmake ninja-build pkg-config libyaml-cpp-dev nlohmann-json3-dev
           libsqlite3-dev libcurl4-openssl-dev libssl-dev libarchive-dev libgtest-dev libgmock-dev
-          ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo)
+          ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+          python3)  # python3: the scripted LLM server of the tests and the bench scripts
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -338,8 +338,9 @@ TEST(Errors, UnknownGroupOptionListsOptions) {
             "'inference=ensmble'); available: ensemble, server; did you mean 'ensemble'?");
   auto experiment = compose_args({"+experiment=nope"});
   ASSERT_FALSE(experiment.is_ok());
-  EXPECT_NE(experiment.message().find("available: continue_from_best, quick, replay_demo, wide_search"),
-            std::string::npos)
+  EXPECT_NE(
+      experiment.message().find("available: continue_from_best, quick, replay_demo, wide_search"),
+      std::string::npos)
       << experiment.message();
 }
 

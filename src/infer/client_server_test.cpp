@@ -324,8 +324,7 @@ TEST_F(ServerClientTest, CancelEndsACallInFlightWithoutWaitingForTheTimeout) {
   });
   auto r = c->complete(request());
   canceller.join();
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   reset_llm_cancel();
   EXPECT_FALSE(r.is_ok());
   EXPECT_LT(seconds, 5.0) << "libcurl's progress callback aborts the transfer";

@@ -28,8 +28,7 @@ LlmBroker::LlmBroker(Store& store, std::string job_name, Ensemble ensemble, uint
 Result<std::unique_ptr<LlmBroker>> LlmBroker::create(Store& store, std::string job_name,
                                                      Ensemble ensemble,
                                                      const ServerConfig* feedback, uint64_t seed,
-                                                     int rate_limit,
-                                                     const ClientFactory& factory) {
+                                                     int rate_limit, const ClientFactory& factory) {
   std::unique_ptr<LlmBroker> broker(
       new LlmBroker(store, std::move(job_name), std::move(ensemble), seed, rate_limit));
   for (const ServerConfig& server : broker->ensemble_.servers()) {
@@ -74,8 +73,7 @@ Result<BrokerAnswer> LlmBroker::ask(LlmClient& client, const std::string& key,
   slots_.acquire();
   auto start = std::chrono::steady_clock::now();
   auto answers = client.complete(request);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   slots_.release();
   if (!answers) return answers.status();
   if (answers->empty())

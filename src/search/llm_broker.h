@@ -42,8 +42,7 @@ class LlmBroker {
 
   // One client per ensemble server, and one for the feedback LLM when `feedback` is set.
   static Result<std::unique_ptr<LlmBroker>> create(Store& store, std::string job_name,
-                                                   Ensemble ensemble,
-                                                   const ServerConfig* feedback,
+                                                   Ensemble ensemble, const ServerConfig* feedback,
                                                    uint64_t seed, int rate_limit,
                                                    const ClientFactory& factory);
 

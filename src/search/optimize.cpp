@@ -66,8 +66,7 @@ Settings read_settings(const Config& c) {
   s.include_reference = c.get_bool("prompt.include_reference", true);
   s.allow_templated = c.get_bool("prompt.allow_templated");
   // One branch refines the best kernel: one island is all it needs.
-  s.archive.num_islands =
-      s.branches > 1 ? static_cast<int>(c.get_int("search.num_islands", 2)) : 1;
+  s.archive.num_islands = s.branches > 1 ? static_cast<int>(c.get_int("search.num_islands", 2)) : 1;
   s.archive.migration_interval = static_cast<int>(c.get_int("search.migration_interval", 3));
   s.sampling.exploit = c.get_double("search.exploit", 0.7);
   s.sampling.explore = c.get_double("search.explore", 0.2);
@@ -135,7 +134,11 @@ nlohmann::json runtime_medians(const std::string& runtimes_json, const std::stri
 class Search {
  public:
   Search(JobContext& job, ProcessRunner& runner, std::ostream& out, const SearchHooks& hooks)
-      : job_(job), runner_(runner), out_(out), hooks_(hooks), s_(read_settings(job.config)),
+      : job_(job),
+        runner_(runner),
+        out_(out),
+        hooks_(hooks),
+        s_(read_settings(job.config)),
         archive_(s_.archive) {
     num_blocks_ = job.task.blocks_of(BlockKind::kEvolve).size();
     language_ = std::string(language_name(job.language));
@@ -195,7 +198,8 @@ class Search {
 Status Search::open_job_record() {
   auto existing = job_.store->job(job_.job_name);
   if (!existing) return existing.status();
-  auto kernels = job_.store->kernels({.job_name = job_.job_name, .order = KernelOrder::kTrialOrder});
+  auto kernels =
+      job_.store->kernels({.job_name = job_.job_name, .order = KernelOrder::kTrialOrder});
   if (!kernels) return kernels.status();
   if (s_.resume) {
     if (!existing->has_value())
@@ -304,8 +308,7 @@ void Search::absorb(const KernelRecord& k) {
        {"speedup", k.speedup ? nlohmann::json(*k.speedup) : nlohmann::json()},
        {"fitness", k.fitness},
        {"archive_cell", k.archive_cell},
-       {"flags", nlohmann::json::parse(k.flags_json.empty() ? "[]" : k.flags_json, nullptr,
-                                       false)},
+       {"flags", nlohmann::json::parse(k.flags_json.empty() ? "[]" : k.flags_json, nullptr, false)},
        {"median_ms", runtime_medians(k.runtimes_json, job_.gpu_arch)},
        {"prompt_tokens", k.prompt_tokens},
        {"completion_tokens", k.completion_tokens},
@@ -351,10 +354,14 @@ Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std:
   if (!k.answer.empty()) (void)write_file(dir / "answer.md", k.answer);
   (void)write_file(dir / "code.txt", k.code);
   (void)write_file(dir / "eval_log.txt", k.eval_log.empty() ? k.reason + "\n" : k.eval_log);
-  if (eval && !eval->harness.is_null()) (void)write_file(dir / "result.json", eval->harness.dump(2));
+  if (eval && !eval->harness.is_null())
+    (void)write_file(dir / "result.json", eval->harness.dump(2));
 
   std::lock_guard<std::mutex> lock(mutex_);
-  std::string who = k.trial == 0 ? "start" : !k.model.empty() ? k.model : server.empty() ? "-" : server;
+  std::string who = k.trial == 0       ? "start"
+                    : !k.model.empty() ? k.model
+                    : server.empty()   ? "-"
+                                       : server;
   std::optional<double> best_before = summary_.best_speedup;
   std::optional<double> best = best_before;
   bool suspect = elite_of(k, job_.language, num_blocks_).suspect;
@@ -364,8 +371,10 @@ Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std:
                           ? std::string("[iter 0]         ")
                           : strprintf("[iter %d/%d br %d] ", k.trial, s_.max_iters, k.branch);
   std::vector<std::string> timing_parts;
-  if (k.trial > 0) timing_parts.push_back(reused ? "llm: recorded answer" : strprintf("llm %.1f s", llm_s));
-  if (eval) timing_parts.push_back(strprintf("build %.2f s, tests %.2f s", eval->build_s, eval->test_s));
+  if (k.trial > 0)
+    timing_parts.push_back(reused ? "llm: recorded answer" : strprintf("llm %.1f s", llm_s));
+  if (eval)
+    timing_parts.push_back(strprintf("build %.2f s, tests %.2f s", eval->build_s, eval->test_s));
   std::string timing = join(timing_parts, ", ");
   out_ << where
        << strprintf("%-30s verdict %d %-16s speedup %-8s best %-8s %s\n", who.c_str(), k.verdict,
@@ -516,8 +525,8 @@ KernelRecord Search::run_branch(const BranchPlan& plan) {
   k.prompt = "# system\n\n" + prompt->system + "\n\n# user\n\n" + prompt->user;
   if (g_stop) return KernelRecord{};
   double llm_begin = now_s();
-  auto answer = broker_->generate(plan.trial, plan.branch, k.parent_uuid, prompt->system,
-                                  prompt->user);
+  auto answer =
+      broker_->generate(plan.trial, plan.branch, k.parent_uuid, prompt->system, prompt->user);
   double llm_s = now_s() - llm_begin;
   note_span(k.uuid, "llm", llm_begin, llm_begin + llm_s);
   if (!answer && g_stop) return KernelRecord{};  // cancelled: the branch runs again on resume
@@ -617,12 +626,12 @@ Result<SearchSummary> Search::run() {
   options.device_lock = &device_lock_;
   evaluator_ = std::make_unique<Evaluator>(job_.task, options, *toolchain, runner_);
 
-  out_ << "job " << job_.job_name << (s_.resume ? " (resumed)" : "") << ": task "
-       << job_.task_name << " (" << language_ << ", " << job_.gpu_arch << "), " << s_.max_iters
-       << " iteration(s) x " << s_.branches << " branch(es)"
-       << (s_.branches > 1 ? strprintf(", evolutionary search on %d island(s)",
-                                       archive_.num_islands())
-                           : ", refining the best kernel")
+  out_ << "job " << job_.job_name << (s_.resume ? " (resumed)" : "") << ": task " << job_.task_name
+       << " (" << language_ << ", " << job_.gpu_arch << "), " << s_.max_iters << " iteration(s) x "
+       << s_.branches << " branch(es)"
+       << (s_.branches > 1
+               ? strprintf(", evolutionary search on %d island(s)", archive_.num_islands())
+               : ", refining the best kernel")
        << "\n";
   out_ << "reference: building and timing ..." << std::flush;
   double reference_begin = now_s();
@@ -633,20 +642,26 @@ Result<SearchSummary> Search::run() {
     return fail(reference.message());
   }
   out_ << strprintf(" ok (build %.2f s, tests %.2f s)\n", reference->build_s, reference->test_s);
-  results_ = {{"format", "kernelfoundry-results"}, {"version", 2},
-              {"job_name", job_.job_name},         {"task_name", job_.task_name},
-              {"task_hash", job_.task.hash},       {"language", language_},
-              {"gpu_arch", job_.gpu_arch},         {"reference", reference->runtimes_json()},
+  results_ = {{"format", "kernelfoundry-results"},
+              {"version", 2},
+              {"job_name", job_.job_name},
+              {"task_name", job_.task_name},
+              {"task_hash", job_.task.hash},
+              {"language", language_},
+              {"gpu_arch", job_.gpu_arch},
+              {"reference", reference->runtimes_json()},
               {"kernels", nlohmann::json::array()},
-              {"reference_timeline", {{"build", {reference_begin, reference_begin + reference->build_s}},
-                                      {"test", {reference_end - reference->test_s, reference_end}}}}};
+              {"reference_timeline",
+               {{"build", {reference_begin, reference_begin + reference->build_s}},
+                {"test", {reference_end - reference->test_s, reference_end}}}}};
 
   if (Status s = seed_iteration(); !s) return fail(s.message());
   summary_.stop_reason = "max_iters";
   for (int trial = 1; trial <= s_.max_iters && !g_stop; ++trial) {
     std::vector<BranchPlan> plans;
     std::vector<KernelRecord> done(static_cast<size_t>(s_.branches));
-    std::vector<char> have(static_cast<size_t>(s_.branches), 0);  // not vector<bool>: threads write it
+    std::vector<char> have(static_cast<size_t>(s_.branches),
+                           0);  // not vector<bool>: threads write it
     for (int b = 0; b < s_.branches; ++b) {
       if (auto it = stored_.find({trial, b}); it != stored_.end()) {
         done[size_t(b)] = std::move(it->second);
@@ -690,12 +705,13 @@ Result<SearchSummary> Search::run() {
       record_.completion_tokens = totals->completion_tokens;
       record_.cost = totals->cost;
     }
-    record_.progress_json = nlohmann::json{{"stage", "search"},
-                                           {"iteration", trial},
-                                           {"max_iters", s_.max_iters},
-                                           {"evaluated", summary_.evaluated},
-                                           {"correct", summary_.correct}}
-                                .dump();
+    record_.progress_json = nlohmann::json{
+        {"stage", "search"},
+        {"iteration", trial},
+        {"max_iters", s_.max_iters},
+        {"evaluated", summary_.evaluated},
+        {"correct",
+         summary_.correct}}.dump();
     if (Status s = job_.store->put_job(record_); !s) return fail(s.message());
     if (Status s = write_results(); !s) return fail(s.message());
     if (s_.stop_once_correct && any_correct) {
@@ -713,7 +729,8 @@ Result<SearchSummary> Search::run() {
   summary_.usage = broker_->usage();
   if (Status s = write_results(); !s) return fail(s.message());
   if (s_.save_best && summary_.stop_reason != "interrupted") {
-    if (Status s = save_best(); !s) out_ << "could not write the best kernel's package: " << s.message() << "\n";
+    if (Status s = save_best(); !s)
+      out_ << "could not write the best kernel's package: " << s.message() << "\n";
   }
   record_.status = g_stop ? "interrupted" : "done";
   auto totals = job_.store->llm_totals(job_.job_name);
@@ -724,23 +741,24 @@ Result<SearchSummary> Search::run() {
   KF_RETURN_IF_ERROR(job_.store->put_job(record_));
 
   const LlmUsage& u = summary_.usage;
-  out_ << strprintf("done after %d iteration(s) (%s): %d candidates, %d correct, %d failed; best "
-                    "speedup %s",
-                    summary_.iterations, summary_.stop_reason.c_str(), summary_.evaluated,
-                    summary_.correct, summary_.failures,
-                    speedup_text(summary_.best_speedup).c_str());
+  out_ << strprintf(
+      "done after %d iteration(s) (%s): %d candidates, %d correct, %d failed; best "
+      "speedup %s",
+      summary_.iterations, summary_.stop_reason.c_str(), summary_.evaluated, summary_.correct,
+      summary_.failures, speedup_text(summary_.best_speedup).c_str());
   if (!summary_.best_uuid.empty())
     out_ << strprintf(" (iteration %d, branch %d, %s, kernel %s)", summary_.best_trial,
                       summary_.best_branch,
                       summary_.best_model.empty() ? "starting kernel" : summary_.best_model.c_str(),
                       summary_.best_uuid.c_str());
   out_ << "\n";
-  out_ << strprintf("LLM: %d new call(s) in this run (%.1f s waiting), %d answer(s) reused from the "
-                    "database; job total %lld call(s), %s prompt + %s completion tokens, "
-                    "estimated cost $%.4f\n",
-                    u.calls, u.seconds, u.reused, static_cast<long long>(totals->calls),
-                    tokens_text(totals->prompt_tokens).c_str(),
-                    tokens_text(totals->completion_tokens).c_str(), totals->cost);
+  out_ << strprintf(
+      "LLM: %d new call(s) in this run (%.1f s waiting), %d answer(s) reused from the "
+      "database; job total %lld call(s), %s prompt + %s completion tokens, "
+      "estimated cost $%.4f\n",
+      u.calls, u.seconds, u.reused, static_cast<long long>(totals->calls),
+      tokens_text(totals->prompt_tokens).c_str(), tokens_text(totals->completion_tokens).c_str(),
+      totals->cost);
   out_ << "files: " << job_.run_dir.string() << "/ (prompts, answers, eval logs, results.json)";
   if (!summary_.best_package_dir.empty())
     out_ << "; best kernel package: " << summary_.best_package_dir << "/";

@@ -21,7 +21,7 @@ struct SearchSummary {
   std::string best_uuid, best_model;
   int best_trial = -1, best_branch = -1;
   LlmUsage usage;
-  std::string stop_reason;  // "max_iters", "stop_once_correct", "max_failures", "interrupted"
+  std::string stop_reason;       // "max_iters", "stop_once_correct", "max_failures", "interrupted"
   std::string best_package_dir;  // results/<job>/<task>/ when save_best_kernel wrote it
 };
 

@@ -55,8 +55,8 @@ Result<SeedKernel> from_stored(JobContext& job, const std::string& from_job,
   const KernelRecord& k = **best;
   seed.codes = decode_codes(k.code, evolve_count(job));
   seed.source_uuid = k.uuid;
-  seed.label = strprintf("best stored kernel (job %s, %.3fx)", k.job_name.c_str(),
-                         k.speedup.value_or(0));
+  seed.label =
+      strprintf("best stored kernel (job %s, %.3fx)", k.job_name.c_str(), k.speedup.value_or(0));
   return seed;
 }
 
@@ -78,8 +78,9 @@ Result<SeedKernel> from_file(JobContext& job, const fs::path& path, const std::s
     seed.codes = {*text};
   }
   if (seed.codes.size() != evolve_count(job))
-    return Status::error(strprintf("%s: %s holds %zu EVOLVE block(s), the task has %zu", what.c_str(),
-                                   path.string().c_str(), seed.codes.size(), evolve_count(job)));
+    return Status::error(strprintf("%s: %s holds %zu EVOLVE block(s), the task has %zu",
+                                   what.c_str(), path.string().c_str(), seed.codes.size(),
+                                   evolve_count(job)));
   return seed;
 }
 
@@ -113,16 +114,17 @@ Result<SeedKernel> resolve_seed_kernel(JobContext& job) {
   const Config& c = job.config;
   if (c.has("kernels_iter_0_path")) {
     std::string value = c.get_string("kernels_iter_0_path");
-    std::string what =
-        "kernels_iter_0_path '" + value + "' (from " + c.origin("kernels_iter_0_path").describe() + ")";
+    std::string what = "kernels_iter_0_path '" + value + "' (from " +
+                       c.origin("kernels_iter_0_path").describe() + ")";
     if (value == "best") return from_stored(job, "", what);
     if (starts_with(value, "best-")) return from_stored(job, value.substr(5), what);
     fs::path path(value);
     std::error_code ec;
     if (fs::is_directory(path, ec)) return from_run_dir(job, path, what);
     if (fs::is_regular_file(path, ec)) return from_file(job, path, what);
-    return Status::error(what + ": no such file or directory; give a kernel file, a run directory "
-                                "(runs/<job_name>), `best` or `best-<job_name>`");
+    return Status::error(what +
+                         ": no such file or directory; give a kernel file, a run directory "
+                         "(runs/<job_name>), `best` or `best-<job_name>`");
   }
   if (c.get_bool("start_from_best")) return from_stored(job, "", "start_from_best");
   SeedKernel seed;

@@ -69,7 +69,8 @@ TEST(SearchOcl, EvolutionaryJobSurvivesEveryFaultAndFindsTheFastestKernel) {
         {{"fault", "server_error"}},
         {{"fault", "malformed"}},
         {{"fault", "hang"}, {"seconds", 3}},
-        {{"fault", "truncated"}, {"content", "Here is the kernel:\n```opencl\n__kernel void softmax("}},
+        {{"fault", "truncated"},
+         {"content", "Here is the kernel:\n```opencl\n__kernel void softmax("}},
         {{"content", "I would rather not rewrite this kernel."}},
         {{"content", answer_with("wrong_wide_rows.cl", "Wider rows per work-item.")}},
         {{"content", answer_with("compile_error.cl", "A quick rewrite.")}},
@@ -80,9 +81,12 @@ TEST(SearchOcl, EvolutionaryJobSurvivesEveryFaultAndFindsTheFastestKernel) {
   auto server = LlmTestServer::start(script, scratch.dir() / "server");
   ASSERT_TRUE(server.is_ok()) << server.message();
 
-  std::vector<std::string> args = {"run", "task=" + example("softmax_ocl").string(),
-                                   "job_name=e2e_search", "max_iters=3",
-                                   "branches_per_iteration=4", servers_arg(**server, 5)};
+  std::vector<std::string> args = {"run",
+                                   "task=" + example("softmax_ocl").string(),
+                                   "job_name=e2e_search",
+                                   "max_iters=3",
+                                   "branches_per_iteration=4",
+                                   servers_arg(**server, 5)};
   args.insert(args.end(), kBase.begin(), kBase.end());
   JobOutcome job = scratch.run_job("e2e_search", args, 600);
   ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output << (*server)->stderr_text();
@@ -126,7 +130,8 @@ TEST(SearchOcl, EvolutionaryJobSurvivesEveryFaultAndFindsTheFastestKernel) {
   ASSERT_NE(best, job.kernels.end()) << job.cli.output;
   EXPECT_NE(best->code.find("vload16"), std::string::npos) << best->code;
   EXPECT_EQ(best->verdict, 5);
-  std::string saved = file_text(scratch.dir() / "results" / "e2e_search" / "softmax_ocl" / "softmax.cl");
+  std::string saved =
+      file_text(scratch.dir() / "results" / "e2e_search" / "softmax_ocl" / "softmax.cl");
   EXPECT_NE(saved.find("vload16"), std::string::npos) << "save_best_kernel wrote the package";
 
   // Every fault was met and survived; every branch was answered exactly once.
@@ -150,9 +155,12 @@ TEST(SearchOcl, EvolutionaryJobSurvivesEveryFaultAndFindsTheFastestKernel) {
   nlohmann::json again = {{"default", {{"content", answer_with("correct.cl", "Tidied.")}}}};
   auto server2 = LlmTestServer::start(again, scratch.dir() / "server2");
   ASSERT_TRUE(server2.is_ok()) << server2.message();
-  std::vector<std::string> args2 = {"run", "task=" + example("softmax_ocl").string(),
-                                    "job_name=e2e_continue", "max_iters=1",
-                                    "branches_per_iteration=1", "start_from_best=true",
+  std::vector<std::string> args2 = {"run",
+                                    "task=" + example("softmax_ocl").string(),
+                                    "job_name=e2e_continue",
+                                    "max_iters=1",
+                                    "branches_per_iteration=1",
+                                    "start_from_best=true",
                                     servers_arg(**server2, 1)};
   args2.insert(args2.end(), kBase.begin(), kBase.end());
   JobOutcome second = scratch.run_job("e2e_continue", args2, 300);
@@ -170,14 +178,18 @@ TEST(SearchOcl, EvolutionaryJobSurvivesEveryFaultAndFindsTheFastestKernel) {
 TEST(SearchOcl, FeedbackLlmSummaryReplacesTheParentsLog) {
   Scratch scratch;
   const std::string summary = "SUMMARY: one work-item per row leaves 63 of 64 idle.";
-  nlohmann::json script = {
-      {"responses", {{{"purpose", "feedback"}, {"content", summary}}}},
-      {"default", {{"content", answer_with("correct.cl", "Tidied.")}}}};
+  nlohmann::json script = {{"responses", {{{"purpose", "feedback"}, {"content", summary}}}},
+                           {"default", {{"content", answer_with("correct.cl", "Tidied.")}}}};
   auto server = LlmTestServer::start(script, scratch.dir() / "server");
   ASSERT_TRUE(server.is_ok()) << server.message();
   std::vector<std::string> args = {
-      "run", "task=" + example("softmax_ocl").string(), "job_name=e2e_feedback", "max_iters=1",
-      "branches_per_iteration=1", "use_feedback_llm=true", servers_arg(**server, 1),
+      "run",
+      "task=" + example("softmax_ocl").string(),
+      "job_name=e2e_feedback",
+      "max_iters=1",
+      "branches_per_iteration=1",
+      "use_feedback_llm=true",
+      servers_arg(**server, 1),
       strprintf("feedback_llm_config={server_type: openai, model_name: scripted-summary, "
                 "base_url: '%s', timeout: 5, max_retry: 1}",
                 (*server)->base_url_openai().c_str())};
@@ -200,8 +212,7 @@ TEST(SearchOcl, FeedbackLlmSummaryReplacesTheParentsLog) {
 }
 
 // Starts the CLI in the background (its own process group) with the scratch dir as cwd.
-pid_t spawn_cli(const Scratch& scratch, const std::vector<std::string>& args,
-                const fs::path& log) {
+pid_t spawn_cli(const Scratch& scratch, const std::vector<std::string>& args, const fs::path& log) {
   const char* bin_dir = std::getenv("KF_BINARY_DIR");
   std::string cli =
       (fs::path(bin_dir ? bin_dir : KF_E2E_BINARY_DIR) / "src" / "cli" / "kernelfoundry").string();
@@ -225,9 +236,12 @@ TEST(SearchOcl, KilledJobResumesWithoutPayingTwice) {
   nlohmann::json script = {{"default", {{"content", answer_with("correct.cl", "Tidied.")}}}};
   auto server = LlmTestServer::start(script, scratch.dir() / "server");
   ASSERT_TRUE(server.is_ok()) << server.message();
-  std::vector<std::string> args = {"run", "task=" + example("softmax_ocl").string(),
-                                   "job_name=e2e_resume", "max_iters=3",
-                                   "branches_per_iteration=2", servers_arg(**server, 1)};
+  std::vector<std::string> args = {"run",
+                                   "task=" + example("softmax_ocl").string(),
+                                   "job_name=e2e_resume",
+                                   "max_iters=3",
+                                   "branches_per_iteration=2",
+                                   servers_arg(**server, 1)};
   for (const auto& a : scratch.isolation_args()) args.push_back(a);
   args.insert(args.end(), kBase.begin(), kBase.end());
 
