@@ -162,8 +162,8 @@ std::vector<KeySpec> build_schema() {
   add(Row("stop_once_correct", Kind::kBool, false,
           "End the job as soon as one candidate is correct."));
   add(Row("validate", Kind::kBool, false,
-          "Validate the task before searching: build the reference and run its tests once, and "
-          "stop before any LLM call if that fails."));
+          "Evaluate the task's EVOLVE block as it stands (build, check, time against the "
+          "reference; no LLM call) and stop, as max_iters=0 does: a check of a new package."));
   add(Row("build_timeout", Kind::kNumber, 200, "Seconds one candidate's build may take.").above(0));
   add(Row("test_timeout", Kind::kNumber, 300,
           "Seconds one run of the task's tests (correctness or benchmark) may take.")

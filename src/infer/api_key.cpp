@@ -40,6 +40,9 @@ Result<std::string> find_api_key(const ServerConfig& server,
                                  const std::filesystem::path& dotenv_dir) {
   std::string variable = server.key_env();
   if (variable.empty()) return std::string();  // replay: no key
+  // The provider's default key is for the provider's own API: a custom base_url (a local server,
+  // a proxy, another vendor) gets a key only from a variable named with api_key_env.
+  if (!server.base_url.empty() && server.api_key_env.empty()) return std::string();
   const char* from_env = std::getenv(variable.c_str());
   if (from_env != nullptr && *from_env != '\0') return trim(from_env);
 

@@ -180,6 +180,22 @@ TEST_F(ApiKeyTest, CustomBaseUrlNeedsNoKey) {
   EXPECT_TRUE(find_api_key(server_, dir_).is_ok());
 }
 
+TEST_F(ApiKeyTest, ProviderKeyNeverGoesToAnotherHost) {
+  // OPENAI_API_KEY is for api.openai.com: a custom base_url gets a key only from api_key_env.
+  ScopedEnv env("OPENAI_API_KEY", "sk-openai-only");
+  server_.api_key_env = "";
+  server_.base_url = "https://llm.example.org/v1";
+  auto key = find_api_key(server_, dir_);
+  ASSERT_TRUE(key.is_ok()) << key.message();
+  EXPECT_EQ(*key, "");
+  server_.base_url = "";
+  EXPECT_EQ(*find_api_key(server_, dir_), "sk-openai-only");
+  ScopedEnv own("KF_TEST_KEY_VAR", "sk-proxy");
+  server_.base_url = "https://llm.example.org/v1";
+  server_.api_key_env = "KF_TEST_KEY_VAR";
+  EXPECT_EQ(*find_api_key(server_, dir_), "sk-proxy");
+}
+
 TEST_F(ApiKeyTest, MakeClientReportsMissingKey) {
   ScopedEnv env("KF_TEST_KEY_VAR", nullptr);
   ClientOptions options;

@@ -134,7 +134,8 @@ class ReplayClient : public LlmClient {
                     "branch %d (%s)",
                     job_name_.c_str(), request.trial, request.branch, server_.label().c_str()));
     Recorded r = it->second;
-    r.model = "replay:" + (r.model.empty() ? std::string("unknown") : r.model);
+    if (r.model.empty()) r.model = "unknown";
+    if (r.model.rfind("replay:", 0) != 0) r.model = "replay:" + r.model;  // no replay:replay:
     return r;
   }
 

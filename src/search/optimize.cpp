@@ -148,7 +148,8 @@ class Search {
 
  private:
   Status open_job_record();
-  Status set_up_llms();
+  Status set_up_llms();    // configs and templates: no writes, so a mistake costs no job name
+  Status create_broker();  // the clients (API keys), once the job's name is final
   Status seed_iteration();
   BranchPlan plan_branch(int trial, int branch);
   KernelRecord run_branch(const BranchPlan& plan);
@@ -186,6 +187,10 @@ class Search {
   // test run: results.json's "timeline", from which bench/ derives the orchestrator's overhead.
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::map<std::string, nlohmann::json> timeline_;
+  std::optional<std::optional<double>> live_best_;  // set on the first progress line
+  std::optional<SeedKernel> seed_;                  // resolved before the job record is made
+  std::optional<Ensemble> ensemble_;
+  std::optional<ServerConfig> feedback_server_;
   double now_s() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
@@ -247,12 +252,31 @@ Status Search::open_job_record() {
 Status Search::set_up_llms() {
   auto ensemble = Ensemble::from_config(job_.config.at("inference"));
   if (!ensemble) return ensemble.status();
-  std::optional<ServerConfig> feedback;
+  ensemble_ = std::move(*ensemble);
   if (s_.use_feedback) {
     auto parsed = parse_server(job_.config.at("feedback_llm_config"), "feedback_llm_config");
     if (!parsed) return parsed.status();
-    feedback = *parsed;
+    feedback_server_ = *parsed;
   }
+  // A missing API key stops the job here, before it is recorded (the clients look again).
+  if (!hooks_.client_factory) {
+    std::vector<ServerConfig> servers = ensemble_->servers();
+    if (feedback_server_) servers.push_back(*feedback_server_);
+    for (const ServerConfig& server : servers) {
+      auto key = find_api_key(server, fs::current_path());
+      if (!key) return key.status();
+    }
+  }
+  fs::path override_dir;
+  if (job_.config.has("prompt.template_dir"))
+    override_dir = job_.config.get_string("prompt.template_dir");
+  auto templates = PromptTemplates::load(shipped_prompt_dir(), override_dir);
+  if (!templates) return templates.status();
+  templates_ = std::move(*templates);
+  return Status::ok();
+}
+
+Status Search::create_broker() {
   LlmBroker::ClientFactory factory = hooks_.client_factory;
   if (!factory) {
     ClientOptions options;
@@ -260,17 +284,11 @@ Status Search::set_up_llms() {
     options.dotenv_dir = fs::current_path();
     factory = [options](const ServerConfig& server) { return make_client(server, options); };
   }
-  auto broker = LlmBroker::create(*job_.store, job_.job_name, std::move(*ensemble),
-                                  feedback ? &*feedback : nullptr, s_.seed, s_.rate_limit, factory);
+  auto broker = LlmBroker::create(*job_.store, job_.job_name, std::move(*ensemble_),
+                                  feedback_server_ ? &*feedback_server_ : nullptr, s_.seed,
+                                  s_.rate_limit, factory);
   if (!broker) return broker.status();
   broker_ = std::move(*broker);
-
-  fs::path override_dir;
-  if (job_.config.has("prompt.template_dir"))
-    override_dir = job_.config.get_string("prompt.template_dir");
-  auto templates = PromptTemplates::load(shipped_prompt_dir(), override_dir);
-  if (!templates) return templates.status();
-  templates_ = std::move(*templates);
   return Status::ok();
 }
 
@@ -362,11 +380,13 @@ Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std:
                     : !k.model.empty() ? k.model
                     : server.empty()   ? "-"
                                        : server;
-  std::optional<double> best_before = summary_.best_speedup;
-  std::optional<double> best = best_before;
+  // Best so far across every branch finished up to now (the archive catches up at the end of
+  // the iteration).
+  if (!live_best_) live_best_ = summary_.best_speedup;
   bool suspect = elite_of(k, job_.language, num_blocks_).suspect;
-  if (k.verdict == kCorrect && k.speedup && !suspect && (!best || *k.speedup > *best))
-    best = k.speedup;
+  if (k.verdict == kCorrect && k.speedup && !suspect && (!*live_best_ || *k.speedup > **live_best_))
+    *live_best_ = k.speedup;
+  std::optional<double> best = *live_best_;
   std::string where = k.trial == 0
                           ? std::string("[iter 0]         ")
                           : strprintf("[iter %d/%d br %d] ", k.trial, s_.max_iters, k.branch);
@@ -393,7 +413,7 @@ Status Search::seed_iteration() {
     stored_.erase(it);
     return Status::ok();
   }
-  auto seed = resolve_seed_kernel(job_);
+  auto seed = seed_ ? Result<SeedKernel>(*seed_) : resolve_seed_kernel(job_);
   if (!seed) return seed.status();
   if (!seed->note.empty()) out_ << seed->note << "\n";
   out_ << "[iter 0]         start: " << seed->label << "\n";
@@ -612,6 +632,13 @@ Status Search::save_best() {
 }
 
 Result<SearchSummary> Search::run() {
+  // Everything that can be checked without writing comes first.
+  KF_RETURN_IF_ERROR(set_up_llms());
+  if (!s_.resume) {
+    auto seed = resolve_seed_kernel(job_);
+    if (!seed) return seed.status();
+    seed_ = std::move(*seed);
+  }
   KF_RETURN_IF_ERROR(open_job_record());
   auto fail = [&](const std::string& message) -> Status {
     record_.status = "failed";
@@ -619,7 +646,7 @@ Result<SearchSummary> Search::run() {
     (void)job_.store->put_job(record_);
     return Status::error(message);
   };
-  if (Status s = set_up_llms(); !s) return fail(s.message());
+  if (Status s = create_broker(); !s) return fail(s.message());
   auto toolchain = find_toolchain();
   if (!toolchain) return fail(toolchain.message());
   EvalOptions options = eval_options(job_);
