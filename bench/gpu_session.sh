@@ -7,12 +7,17 @@
 # ), writing what it saw under $OUT (default bench/results/h200).
 #   bash bench/gpu_session.sh validate   # CUDA examples, GPU e2e tests, eval overhead
 #   bash bench/gpu_session.sh ncu        # timing fidelity against ncu
+#   bash bench/gpu_session.sh search     # a 2 x 2 evolutionary job on softmax_cuda, replaying the
+#                                        # GPU test candidates (hand-written, not a model's output)
 set -uo pipefail
-stage=${1:?stage: validate or ncu}
+stage=${1:?stage: validate, ncu or search}
 OUT=${OUT:-bench/results/h200}
 mkdir -p "$OUT"
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
 KF=$PWD/.dist/bin/kernelfoundry
+# The copied libraries' own dependencies (libcurl -> libssh2, ...) are found through this: RUNPATH
+# covers only the binaries' direct dependencies. Candidate children do not inherit it (sandbox).
+export LD_LIBRARY_PATH=$PWD/.dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 scratch=$(mktemp -d)
 iso=(paths.logdir=$scratch/runs paths.kernels_db_path=$scratch/kernels.sqlite3 paths.cache_dir=$scratch/cache)
 step() { echo; echo "### $*"; "$@"; echo "### exit $?"; }
@@ -43,6 +48,23 @@ case $stage in
   ncu)
     step python3 bench/ncu_fidelity.py --prefix .dist --out "$OUT/ncu_fidelity.json" \
       > "$OUT/ncu_fidelity.txt" 2>&1
+    ;;
+  search)
+    # The recorded answers: the GPU test candidates as fenced CUDA blocks, pinned per branch.
+    replay=$scratch/replay
+    mkdir -p "$replay"
+    pin() { printf 'Recorded candidate %s.\n\n```cuda\n' "$2" > "$replay/$1.md"
+            cat tests/gpu/candidates/softmax_cuda/$2 >> "$replay/$1.md"; printf '```\n' >> "$replay/$1.md"; }
+    pin t1_b0 warp_per_row.cu; pin t1_b1 wrong_sum.cu; pin t2_b0 out_of_bounds.cu
+    pin t2_b1 does_not_compile.cu
+    {
+      step "$KF" run task=examples/tasks/softmax_cuda max_iters=2 branches_per_iteration=2 \
+        job_name=softmax_cuda_replay \
+        "inference.servers=[{server_type: replay, model_name: recorded-gpu-candidates, replay_path: '$replay'}]" \
+        "${iso[@]}"
+      step "$KF" kernels job=softmax_cuda_replay "${iso[@]}"
+      step "$KF" jobs "${iso[@]}"
+    } > "$OUT/search_softmax_cuda.txt" 2>&1
     ;;
 esac
 tail -n 60 "$OUT"/*.txt
