@@ -182,7 +182,8 @@ class Search {
   std::map<std::pair<int, int>, KernelRecord> stored_;  // a resumed job's kernels not yet absorbed
   Archive archive_;
   SearchSummary summary_;
-  nlohmann::json results_;
+  nlohmann::json results_;                   // results.json without its kernels
+  std::vector<std::string> kernel_entries_;  // the kernels' entries, serialised
   // When this run started, and per kernel the [start, end] seconds of its LLM call, build and
   // test run: results.json's "timeline", from which bench/ derives the orchestrator's overhead.
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
@@ -314,25 +315,27 @@ void Search::absorb(const KernelRecord& k) {
     summary_.best_trial = k.trial;
     summary_.best_branch = k.branch;
   }
-  results_["kernels"].push_back(
-      {{"uuid", k.uuid},
-       {"trial", k.trial},
-       {"branch", k.branch},
-       {"island", k.island},
-       {"parent_uuid", k.parent_uuid},
-       {"model", k.model},
-       {"verdict", k.verdict},
-       {"reason", k.reason},
-       {"speedup", k.speedup ? nlohmann::json(*k.speedup) : nlohmann::json()},
-       {"fitness", k.fitness},
-       {"archive_cell", k.archive_cell},
-       {"flags", nlohmann::json::parse(k.flags_json.empty() ? "[]" : k.flags_json, nullptr, false)},
-       {"median_ms", runtime_medians(k.runtimes_json, job_.gpu_arch)},
-       {"prompt_tokens", k.prompt_tokens},
-       {"completion_tokens", k.completion_tokens},
-       {"cost", k.cost},
-       {"timeline", timeline_.count(k.uuid) ? timeline_[k.uuid] : nlohmann::json()}});
+  nlohmann::json entry = {
+      {"uuid", k.uuid},
+      {"trial", k.trial},
+      {"branch", k.branch},
+      {"island", k.island},
+      {"parent_uuid", k.parent_uuid},
+      {"model", k.model},
+      {"verdict", k.verdict},
+      {"reason", k.reason},
+      {"speedup", k.speedup ? nlohmann::json(*k.speedup) : nlohmann::json()},
+      {"fitness", k.fitness},
+      {"archive_cell", k.archive_cell},
+      {"flags", nlohmann::json::parse(k.flags_json.empty() ? "[]" : k.flags_json, nullptr, false)},
+      {"median_ms", runtime_medians(k.runtimes_json, job_.gpu_arch)},
+      {"prompt_tokens", k.prompt_tokens},
+      {"completion_tokens", k.completion_tokens},
+      {"cost", k.cost},
+      {"timeline", timeline_.count(k.uuid) ? timeline_[k.uuid] : nlohmann::json()}};
   timeline_.erase(k.uuid);
+  // Kept as text: a few hundred bytes per kernel instead of a tree of JSON nodes.
+  kernel_entries_.push_back("    " + replace_all(entry.dump(2), "\n", "\n    "));
 }
 
 void Search::evaluate_into(KernelRecord& k, const std::vector<std::string>& codes,
@@ -600,7 +603,11 @@ Status Search::write_results() {
                                  {"completion_tokens", totals->completion_tokens},
                                  {"cost", totals->cost}};
   results_["wall_s"] = now_s();
-  return write_file(job_.run_dir / "results.json", results_.dump(2));
+  results_["kernels"] = "@kernels@";
+  std::string text = replace_all(
+      results_.dump(2), "\"@kernels@\"",
+      kernel_entries_.empty() ? std::string("[]") : "[\n" + join(kernel_entries_, ",\n") + "\n  ]");
+  return write_file(job_.run_dir / "results.json", text);
 }
 
 Status Search::save_best() {
@@ -677,7 +684,6 @@ Result<SearchSummary> Search::run() {
               {"language", language_},
               {"gpu_arch", job_.gpu_arch},
               {"reference", reference->runtimes_json()},
-              {"kernels", nlohmann::json::array()},
               {"reference_timeline",
                {{"build", {reference_begin, reference_begin + reference->build_s}},
                 {"test", {reference_end - reference->test_s, reference_end}}}}};
