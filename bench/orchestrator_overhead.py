@@ -33,23 +33,12 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from eval_overhead import evolve_block  # noqa: E402  (returns (file name, block text))
+
 SERVER = "tests/llm_server/kf_llm_server.py"
 TIMING = ["eval_config.time_budget=0.05", "eval_config.min_samples=3", "eval_config.num_seeds=1",
           "eval_config.cold_samples=false"]
-
-
-def evolve_block(task_dir):
-    for root, _, files in os.walk(task_dir):
-        for name in sorted(files):
-            path = os.path.join(root, name)
-            try:
-                text = open(path, encoding="utf-8").read()
-            except (UnicodeDecodeError, OSError):
-                continue
-            m = re.search(r"\[EVOLVE_START\][^\n]*\n(.*?)\n[^\n]*\[EVOLVE_END\]", text, re.S)
-            if m:
-                return m.group(1)
-    raise SystemExit(f"no EVOLVE block under {task_dir}")
 
 
 def answer(code):
@@ -243,7 +232,7 @@ def main():
     ap.add_argument("config", nargs="*", help="extra key=value config arguments")
     args = ap.parse_args()
 
-    block = evolve_block(args.task)
+    _, block = evolve_block(args.task)
     counts = [int(c) for c in args.candidates.split(",")]
     rows = []
     for mode in args.modes.split(","):
