@@ -46,6 +46,19 @@ nlohmann::json blocks_json(const TaskPackage& task) {
   return blocks;
 }
 
+}  // namespace
+
+TaskRecord task_record(const JobContext& job) {
+  return TaskRecord{job.task.hash,
+                    job.task_name,
+                    std::string(language_name(job.language)),
+                    files_json(job.task).dump(),
+                    blocks_json(job.task).dump(),
+                    ""};
+}
+
+namespace {
+
 std::string speedup_text(const std::optional<double>& s) {
   return s ? strprintf("%.3fx", *s) : "-";
 }
@@ -148,13 +161,7 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
   record.progress_json =
       nlohmann::json{{"stage", "reference"}, {"evaluated", 0}, {"total", candidates.size()}}.dump();
   KF_RETURN_IF_ERROR(job.store->put_job(record));
-  TaskRecord task_record{job.task.hash,
-                         job.task_name,
-                         record.language,
-                         files_json(job.task).dump(),
-                         blocks_json(job.task).dump(),
-                         ""};
-  KF_RETURN_IF_ERROR(job.store->put_task(task_record));
+  KF_RETURN_IF_ERROR(job.store->put_task(task_record(job)));
 
   auto fail_job = [&](const std::string& message) -> Status {
     record.status = "failed";

@@ -55,6 +55,9 @@ struct JobSummary {
 Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>& candidates,
                                   ProcessRunner& runner, std::ostream& out);
 
+// The task as the database keeps it: every file (text files with their content) and the blocks.
+TaskRecord task_record(const JobContext& job);
+
 // Evaluation settings from the composed config.
 EvalOptions eval_options(const JobContext& job);
 

@@ -214,6 +214,13 @@ Status Search::open_job_record() {
                            " to continue; list the jobs with `kernelfoundry jobs`, or drop "
                            "resume=true to start it");
     record_ = **existing;
+    if (!record_.task_hash.empty() && record_.task_hash != job_.task.hash)
+      return Status::error("resume=true: job '" + job_.job_name +
+                           "' ran on another version of the task package (hash " +
+                           record_.task_hash.substr(0, 12) + ", now " +
+                           job_.task.hash.substr(0, 12) +
+                           "); its kernels were checked against that one. Start a new job (drop "
+                           "resume=true), or restore the package as it was");
     for (KernelRecord& k : *kernels) stored_[{k.trial, k.branch}] = std::move(k);
   } else if (existing->has_value()) {
     // A new job never writes into an old one: it takes the next free name, and the old job
@@ -242,12 +249,7 @@ Status Search::open_job_record() {
   record_.config_json = job_.config.tree().dump();
   record_.progress_json = nlohmann::json{{"stage", "reference"}}.dump();
   KF_RETURN_IF_ERROR(job_.store->put_job(record_));
-  nlohmann::json files = nlohmann::json::array(), blocks = nlohmann::json::array();
-  for (const auto& f : job_.task.files) files.push_back(f.path);
-  for (const auto& b : job_.task.blocks)
-    blocks.push_back({{"kind", block_kind_name(b.kind)}, {"file", b.file}, {"index", b.index}});
-  TaskRecord task{job_.task.hash, job_.task_name, language_, files.dump(), blocks.dump(), ""};
-  return job_.store->put_task(task);
+  return job_.store->put_task(task_record(job_));
 }
 
 Status Search::set_up_llms() {
