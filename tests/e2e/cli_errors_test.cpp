@@ -144,3 +144,29 @@ TEST(CliConfig, ShowPrintsOrigins) {
 }
 
 }  // namespace kf::e2e
+
+namespace kf::e2e {
+
+TEST(CliErrors, SearchSetUpMistakesStopBeforeTheJobIsRecorded) {
+  Scratch s;
+  // The public API with a key variable that is not set: the error names it and both fixes.
+  CliRun r = s.run(with({"run", "task=" + example("softmax_ocl").string(), "job_name=nokey",
+                         "inference.servers=[{server_type: openai, model_name: gpt-4o, "
+                         "api_key_env: KF_E2E_UNSET_KEY}]"},
+                        s.isolation_args()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_CONTAINS(r.output, "KF_E2E_UNSET_KEY is not set");
+  EXPECT_CONTAINS(r.output, ".env");
+  // resume=true of a job that does not exist.
+  CliRun resume = s.run(with({"run", "task=" + example("softmax_ocl").string(),
+                              "+experiment=replay_demo", "job_name=never_ran", "resume=true"},
+                             s.isolation_args()));
+  EXPECT_EQ(resume.exit_code, 2);
+  EXPECT_CONTAINS(resume.output, "resume=true: there is no job 'never_ran'");
+  // Neither took a job name.
+  CliRun jobs = s.run(with({"jobs"}, s.isolation_args()));
+  EXPECT_EQ(jobs.output.find("nokey"), std::string::npos) << jobs.output;
+  EXPECT_EQ(jobs.output.find("never_ran"), std::string::npos) << jobs.output;
+}
+
+}  // namespace kf::e2e
