@@ -218,7 +218,7 @@ int cmd_kernels(const std::vector<std::string>& args) {
                            k.job_name.c_str(), k.task_name.c_str(), k.trial, k.branch,
                            (k.model.empty() ? std::string("-") : k.model).c_str(), verdict.c_str(),
                            speedup_cell(k.speedup).c_str(),
-                           truncate_middle(k.reason, 60, 20).c_str());
+                           replace_all(truncate_middle(k.reason, 60, 20), "\n", " ").c_str());
   }
   return kExitOk;
 }
