@@ -678,6 +678,14 @@ Result<SearchSummary> Search::run() {
     return fail(reference.message());
   }
   out_ << strprintf(" ok (build %.2f s, tests %.2f s)\n", reference->build_s, reference->test_s);
+  // gpu_arch native: the prompts name the device the reference actually ran on.
+  if (job_.arch.name == "native" && reference->harness.is_object()) {
+    std::string device = reference->harness.value("device", "");
+    std::string backend = reference->harness.value("backend", "");
+    if (!device.empty())
+      job_.arch.description = "'" + device + "'" + (backend.empty() ? "" : " (" + backend + ")") +
+                              ", found at run time";
+  }
   results_ = {{"format", "kernelfoundry-results"},
               {"version", 2},
               {"job_name", job_.job_name},
