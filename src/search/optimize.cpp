@@ -75,6 +75,13 @@ Settings read_settings(const Config& c) {
   return s;
 }
 
+// A stored branch whose LLM call failed after its retries: no answer, so nothing was paid, and a
+// resumed job asks again.
+bool never_answered(const KernelRecord& k) {
+  return k.trial > 0 && k.answer.empty() && k.verdict == kNoCode &&
+         k.reason.rfind("no answer from the LLM", 0) == 0;
+}
+
 std::string speedup_text(const std::optional<double>& s) {
   return s ? strprintf("%.3fx", *s) : "-";
 }
@@ -86,6 +93,7 @@ std::string tokens_text(int64_t n) {
 // What one branch works from, fixed before any branch of the iteration starts.
 struct BranchPlan {
   int trial = 0, branch = 0, island = 0;
+  std::string uuid;  // the stored record this branch replaces (a resumed, never-answered branch)
   std::optional<Elite> parent, best;
   std::vector<Elite> inspirations;
 };
@@ -503,7 +511,7 @@ std::string Search::feedback_for(KernelRecord& parent) {
 
 KernelRecord Search::run_branch(const BranchPlan& plan) {
   KernelRecord k;
-  k.uuid = new_uuid();
+  k.uuid = plan.uuid.empty() ? new_uuid() : plan.uuid;
   k.job_name = job_.job_name;
   k.task_hash = job_.task.hash;
   k.task_name = job_.task_name;
@@ -706,12 +714,18 @@ Result<SearchSummary> Search::run() {
     std::vector<char> have(static_cast<size_t>(s_.branches),
                            0);  // not vector<bool>: threads write it
     for (int b = 0; b < s_.branches; ++b) {
-      if (auto it = stored_.find({trial, b}); it != stored_.end()) {
+      auto it = stored_.find({trial, b});
+      if (it != stored_.end() && !never_answered(it->second)) {
         done[size_t(b)] = std::move(it->second);
         have[size_t(b)] = 1;
         stored_.erase(it);
       } else {
         plans.push_back(plan_branch(trial, b));
+        if (it != stored_.end()) {
+          // Nothing was paid for it (the LLM never answered): ask again, in the same record.
+          plans.back().uuid = it->second.uuid;
+          stored_.erase(it);
+        }
       }
     }
     if (!plans.empty() && plans.size() < size_t(s_.branches))

@@ -211,6 +211,46 @@ TEST(SearchOcl, FeedbackLlmSummaryReplacesTheParentsLog) {
   EXPECT_EQ(feedback_calls, 1);
 }
 
+TEST(SearchOcl, BranchesTheLlmNeverAnsweredAreAskedAgainOnResume) {
+  Scratch scratch;
+  // An outage: every call fails, no retries.
+  nlohmann::json outage = {{"default", {{"fault", "server_error"}}}};
+  auto down = LlmTestServer::start(outage, scratch.dir() / "down");
+  ASSERT_TRUE(down.is_ok()) << down.message();
+  std::vector<std::string> base = {"run", "task=" + example("softmax_ocl").string(),
+                                   "job_name=e2e_outage", "max_iters=1",
+                                   "branches_per_iteration=2"};
+  base.insert(base.end(), kBase.begin(), kBase.end());
+  std::vector<std::string> first = base;
+  first.push_back(servers_arg(**down, 0));
+  JobOutcome failed = scratch.run_job("e2e_outage", first, 300);
+  ASSERT_EQ(failed.kernels.size(), 3u) << failed.cli.output;
+  std::set<std::string> uuids;
+  for (const auto& k : failed.kernels) {
+    if (k.trial == 0) continue;
+    EXPECT_EQ(k.verdict, 0);
+    EXPECT_NE(k.reason.find("no answer from the LLM"), std::string::npos) << k.reason;
+    uuids.insert(k.uuid);
+  }
+
+  // The service is back: resume asks those branches again and fills the same records.
+  nlohmann::json back = {{"default", {{"content", answer_with("correct.cl", "Tidied.")}}}};
+  auto up = LlmTestServer::start(back, scratch.dir() / "up");
+  ASSERT_TRUE(up.is_ok()) << up.message();
+  std::vector<std::string> second = base;
+  second.push_back(servers_arg(**up, 0));
+  second.push_back("resume=true");
+  JobOutcome resumed = scratch.run_job("e2e_outage", second, 300);
+  ASSERT_EQ(resumed.cli.exit_code, 0) << resumed.cli.output;
+  ASSERT_EQ(resumed.kernels.size(), 3u) << resumed.cli.output;
+  for (const auto& k : resumed.kernels) {
+    if (k.trial == 0) continue;
+    EXPECT_EQ(k.verdict, 5) << k.reason;
+    EXPECT_TRUE(uuids.count(k.uuid)) << "the branch's record was replaced, not duplicated";
+  }
+  EXPECT_EQ(answered_calls(**up, "e2e_outage").size(), 2u);
+}
+
 // Starts the CLI in the background (its own process group) with the scratch dir as cwd.
 pid_t spawn_cli(const Scratch& scratch, const std::vector<std::string>& args, const fs::path& log) {
   const char* bin_dir = std::getenv("KF_BINARY_DIR");
