@@ -56,6 +56,9 @@ struct LlmRequest {
   std::string job_name;
   int trial = 0, branch = 0;
   std::string purpose = "generate";  // or "feedback"
+  // The call's place in the job, (trial - 1) x branches + branch, when the caller knows it
+  // (-1 = unknown): a replay folder then serves its files in that order however calls interleave.
+  int64_t sequence = -1;
 };
 
 struct LlmAnswer {

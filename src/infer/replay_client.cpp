@@ -94,7 +94,9 @@ class ReplayClient : public LlmClient {
             server_.label() + ": no recorded feedback answers: add *.md files under " +
             (dir_ / "feedback").string() + " (" + server_.where + ".replay_path)");
       std::string pinned = strprintf("t%d_b%d.md", request.trial, request.branch);
-      uint64_t first = folder.next.fetch_add(server_.num_completions);
+      uint64_t first = request.sequence >= 0
+                           ? uint64_t(request.sequence) * uint64_t(server_.num_completions)
+                           : folder.next.fetch_add(server_.num_completions);
       for (int i = 0; i < server_.num_completions; ++i) {
         auto it = folder.texts.find(pinned);
         const std::string& name =

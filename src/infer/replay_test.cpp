@@ -72,6 +72,21 @@ TEST_F(ReplayTest, FolderCyclesInNameOrder) {
   EXPECT_EQ(a.model, "replay:" + (dir_ / "answers").string());
 }
 
+TEST_F(ReplayTest, SequenceOrdersTheFolderWhateverTheCallOrder) {
+  write("a.md", "answer a");
+  write("b.md", "answer b");
+  write("c.md", "answer c");
+  auto c = client(replay((dir_ / "answers").string()));
+  ASSERT_TRUE(c);
+  // Calls arrive out of order; each takes the file of its place in the job.
+  for (int64_t seq : {4, 0, 2, 1}) {
+    LlmRequest r = at(1, 0);
+    r.sequence = seq;
+    const char* want[] = {"answer a", "answer b", "answer c"};
+    EXPECT_EQ(text_of(c->complete(r)), want[seq % 3]) << seq;
+  }
+}
+
 TEST_F(ReplayTest, TrialBranchFilesPinAnswersUnderConcurrency) {
   write("a.md", "generic");
   write("t1_b0.md", "iteration 1 branch 0");

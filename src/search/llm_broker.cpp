@@ -28,9 +28,11 @@ LlmBroker::LlmBroker(Store& store, std::string job_name, Ensemble ensemble, uint
 Result<std::unique_ptr<LlmBroker>> LlmBroker::create(Store& store, std::string job_name,
                                                      Ensemble ensemble,
                                                      const ServerConfig* feedback, uint64_t seed,
-                                                     int rate_limit, const ClientFactory& factory) {
+                                                     int rate_limit, const ClientFactory& factory,
+                                                     int branches_per_iteration) {
   std::unique_ptr<LlmBroker> broker(
       new LlmBroker(store, std::move(job_name), std::move(ensemble), seed, rate_limit));
+  broker->branches_ = std::max(1, branches_per_iteration);
   for (const ServerConfig& server : broker->ensemble_.servers()) {
     auto client = factory(server);
     if (!client) return client.status();
@@ -129,6 +131,7 @@ Result<BrokerAnswer> LlmBroker::generate(int trial, int branch, const std::strin
   std::mt19937_64 rng(seq);
   size_t pick = ensemble_.pick(trial, rng);
   LlmRequest request{system, user, job_name_, trial, branch, "generate"};
+  request.sequence = int64_t(std::max(0, trial - 1)) * branches_ + branch;
   return ask(*clients_[pick], generate_call_key(trial, branch), request, parent_uuid);
 }
 

@@ -44,7 +44,8 @@ class LlmBroker {
   static Result<std::unique_ptr<LlmBroker>> create(Store& store, std::string job_name,
                                                    Ensemble ensemble, const ServerConfig* feedback,
                                                    uint64_t seed, int rate_limit,
-                                                   const ClientFactory& factory);
+                                                   const ClientFactory& factory,
+                                                   int branches_per_iteration = 1);
 
   // The answer for (trial, branch): the stored one when this job already has it, else one call
   // to the server the ensemble picks for this trial (deterministic per seed, trial, branch).
@@ -67,6 +68,7 @@ class LlmBroker {
   std::vector<std::unique_ptr<LlmClient>> clients_;
   std::unique_ptr<LlmClient> feedback_client_;
   uint64_t seed_;
+  int branches_ = 1;
   std::counting_semaphore<1024> slots_;
   mutable std::mutex mutex_;
   LlmUsage usage_;

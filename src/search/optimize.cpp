@@ -297,7 +297,7 @@ Status Search::create_broker() {
   }
   auto broker = LlmBroker::create(*job_.store, job_.job_name, std::move(*ensemble_),
                                   feedback_server_ ? &*feedback_server_ : nullptr, s_.seed,
-                                  s_.rate_limit, factory);
+                                  s_.rate_limit, factory, s_.branches);
   if (!broker) return broker.status();
   broker_ = std::move(*broker);
   return Status::ok();
