@@ -48,10 +48,6 @@ Result<std::unique_ptr<Store>> open_store(const Config& config) {
                      static_cast<int>(config.get_int("database.busy_timeout_ms", 5000)));
 }
 
-std::string speedup_cell(const std::optional<double>& s) {
-  return s ? strprintf("%.3fx", *s) : "-";
-}
-
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
@@ -217,7 +213,7 @@ int cmd_kernels(const std::vector<std::string>& args) {
     std::cout << strprintf("%-36s %-20s %-16s %5d %6d %-24s %-16s %9s  %s\n", k.uuid.c_str(),
                            k.job_name.c_str(), k.task_name.c_str(), k.trial, k.branch,
                            (k.model.empty() ? std::string("-") : k.model).c_str(), verdict.c_str(),
-                           speedup_cell(k.speedup).c_str(),
+                           speedup_text(k.speedup).c_str(),
                            replace_all(truncate_middle(k.reason, 60, 20), "\n", " ").c_str());
   }
   return kExitOk;

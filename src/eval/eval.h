@@ -72,6 +72,9 @@ struct EvalResult {
       const;  // {shape: {median_ms, mean_ms, min_ms, std_ms, n, samples}}
 };
 
+// Whether integrity flags (a JSON array of {flag, detail, suspect}) hold a suspect one.
+bool flags_suspect(const nlohmann::json& flags);
+
 class Evaluator {
  public:
   Evaluator(const TaskPackage& task, EvalOptions options, Toolchain toolchain,

@@ -30,10 +30,15 @@ std::string fmt_num(double v) {
 
 }  // namespace
 
-bool EvalResult::suspect() const {
+bool flags_suspect(const nlohmann::json& flags) {
+  if (!flags.is_array()) return false;
   for (const auto& f : flags)
-    if (f.value("suspect", false)) return true;
+    if (f.is_object() && f.value("suspect", false)) return true;
   return false;
+}
+
+bool EvalResult::suspect() const {
+  return flags_suspect(flags);
 }
 
 nlohmann::json EvalResult::runtimes_json() const {

@@ -57,13 +57,9 @@ TaskRecord task_record(const JobContext& job) {
                     ""};
 }
 
-namespace {
-
 std::string speedup_text(const std::optional<double>& s) {
   return s ? strprintf("%.3fx", *s) : "-";
 }
-
-}  // namespace
 
 EvalOptions eval_options(const JobContext& job) {
   const Config& c = job.config;

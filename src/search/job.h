@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,9 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
 
 // The task as the database keeps it: every file (text files with their content) and the blocks.
 TaskRecord task_record(const JobContext& job);
+
+// A speedup as progress lines and tables show it: "1.234x", or "-" when there is none.
+std::string speedup_text(const std::optional<double>& speedup);
 
 // Evaluation settings from the composed config.
 EvalOptions eval_options(const JobContext& job);

@@ -82,10 +82,6 @@ bool never_answered(const KernelRecord& k) {
          k.reason.rfind("no answer from the LLM", 0) == 0;
 }
 
-std::string speedup_text(const std::optional<double>& s) {
-  return s ? strprintf("%.3fx", *s) : "-";
-}
-
 std::string tokens_text(int64_t n) {
   return n >= 10000 ? strprintf("%.1fk", double(n) / 1000) : std::to_string(n);
 }
@@ -98,6 +94,11 @@ struct BranchPlan {
   std::vector<Elite> inspirations;
 };
 
+bool suspect(const KernelRecord& k) {
+  return flags_suspect(
+      nlohmann::json::parse(k.flags_json.empty() ? "[]" : k.flags_json, nullptr, false));
+}
+
 Elite elite_of(const KernelRecord& k, Language language, size_t num_blocks) {
   Elite e;
   e.uuid = k.uuid;
@@ -108,11 +109,7 @@ Elite elite_of(const KernelRecord& k, Language language, size_t num_blocks) {
   e.descriptor = describe_code(k.code, language);
   e.island = k.island;
   e.trial = k.trial;
-  auto flags = nlohmann::json::parse(k.flags_json.empty() ? "[]" : k.flags_json, nullptr, false);
-  if (flags.is_array()) {
-    for (const auto& f : flags)
-      if (f.is_object() && f.value("suspect", false)) e.suspect = true;
-  }
+  e.suspect = suspect(k);
   return e;
 }
 
@@ -164,6 +161,15 @@ class Search {
   void evaluate_into(KernelRecord& k, const std::vector<std::string>& codes,
                      const std::string& work_id, EvalResult* eval);
   std::string feedback_for(KernelRecord& parent);
+  // What every prompt of this job shares: the task, its language and hardware, the log cap.
+  PromptInputs prompt_inputs() const {
+    PromptInputs in;
+    in.task = &job_.task;
+    in.language = job_.language;
+    in.archs = {job_.arch};
+    in.max_log_chars = s_.max_log_chars;
+    return in;
+  }
   Status finish_kernel(KernelRecord& k, const EvalResult* eval, const std::string& server,
                        bool reused, double llm_s);
   void absorb(const KernelRecord& k);
@@ -396,8 +402,8 @@ Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std:
   // Best so far across every branch finished up to now (the archive catches up at the end of
   // the iteration).
   if (!live_best_) live_best_ = summary_.best_speedup;
-  bool suspect = elite_of(k, job_.language, num_blocks_).suspect;
-  if (k.verdict == kCorrect && k.speedup && !suspect && (!*live_best_ || *k.speedup > **live_best_))
+  bool flagged = suspect(k);
+  if (k.verdict == kCorrect && k.speedup && !flagged && (!*live_best_ || *k.speedup > **live_best_))
     *live_best_ = k.speedup;
   std::optional<double> best = *live_best_;
   std::string where = k.trial == 0
@@ -413,7 +419,7 @@ Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std:
        << strprintf("%-30s verdict %d %-16s speedup %-8s best %-8s %s\n", who.c_str(), k.verdict,
                     ("(" + std::string(verdict_name(k.verdict)) + ")").c_str(),
                     speedup_text(k.speedup).c_str(), speedup_text(best).c_str(), timing.c_str());
-  if (k.verdict != kCorrect || suspect) out_ << "        " << k.reason << "\n";
+  if (k.verdict != kCorrect || flagged) out_ << "        " << k.reason << "\n";
   out_.flush();
   return Status::ok();
 }
@@ -489,11 +495,7 @@ std::string Search::feedback_for(KernelRecord& parent) {
   if (auto fresh = job_.store->kernel(parent.uuid); fresh && fresh->has_value())
     parent.feedback = (*fresh)->feedback;
   if (!parent.feedback.empty()) return parent.feedback;
-  PromptInputs inputs;
-  inputs.task = &job_.task;
-  inputs.language = job_.language;
-  inputs.archs = {job_.arch};
-  inputs.max_log_chars = s_.max_log_chars;
+  PromptInputs inputs = prompt_inputs();
   auto prompt = build_feedback_prompt(*templates_, inputs, prompt_kernel(parent, num_blocks_));
   if (!prompt) return "";
   auto answer = broker_->feedback(parent.uuid, prompt->system, prompt->user);
@@ -522,13 +524,9 @@ KernelRecord Search::run_branch(const BranchPlan& plan) {
   k.gpu_arch = job_.gpu_arch;
   k.verdict = kNoCode;
 
-  PromptInputs inputs;
-  inputs.task = &job_.task;
-  inputs.language = job_.language;
-  inputs.archs = {job_.arch};
+  PromptInputs inputs = prompt_inputs();
   inputs.include_reference = s_.include_reference;
   inputs.allow_templated = s_.allow_templated;
-  inputs.max_log_chars = s_.max_log_chars;
   inputs.trial = plan.trial;
   inputs.max_iters = s_.max_iters;
   if (plan.parent) {
