@@ -4,9 +4,12 @@
 #include <iostream>
 
 #include "search/job.h"
+#include "search/job_owner.h"
 #include "search/optimize.h"
 #include "task/scaffold.h"
+#include "config/api_keys.h"
 #include "util/fs.h"
+#include "util/secrets.h"
 #include "util/strings.h"
 
 namespace kf {
@@ -40,7 +43,10 @@ Result<Config> compose_for(const std::vector<std::string>& args, TaskPackage* ta
     if (task_out) *task_out = std::move(*task);
   }
   o.args = args;
-  return compose(o);
+  auto config = compose(o);
+  // The values of the key variables it names are secrets from here on (main.cpp redacts output).
+  if (config) register_env_secrets(api_key_variables(*config), fs::current_path());
+  return config;
 }
 
 Result<std::unique_ptr<Store>> open_store(const Config& config) {
@@ -48,14 +54,22 @@ Result<std::unique_ptr<Store>> open_store(const Config& config) {
                      static_cast<int>(config.get_int("database.busy_timeout_ms", 5000)));
 }
 
+// Warnings about the task package (e.g. a very large file), before any work starts.
+void print_task_warnings(const TaskPackage& task) {
+  for (const auto& w : task.warnings) std::cerr << "kernelfoundry: warning: " << w << "\n";
+}
+
 }  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
   auto job = open_job(args);
   if (!job) return fail(job.message());
+  print_task_warnings(job->task);
   bool validate = job->config.get_bool("validate") || job->config.get_int("max_iters", 3) == 0;
   PosixProcessRunner runner;
   if (!validate) {
+    for (const std::string& w : api_key_warnings(job->config))
+      std::cerr << "kernelfoundry: warning: " << w << "\n";
     auto result = run_search(*job, runner, std::cout);
     if (!result) return fail(result.message());
     return result->best_uuid.empty() ? kExitNotCorrect : kExitOk;
@@ -81,6 +95,7 @@ int cmd_eval(const std::vector<std::string>& args) {
     return fail("eval needs at least one candidate file (the new contents of the EVOLVE block)");
   auto job = open_job(config_args);
   if (!job) return fail(job.message());
+  print_task_warnings(job->task);
   size_t blocks = job->task.blocks_of(BlockKind::kEvolve).size();
   if (blocks != 1)
     return fail(
@@ -129,6 +144,8 @@ int cmd_test(const std::vector<std::string>& args) {
   EvalResult r = evaluator.run_tests_once(ref);
   std::cout << r.eval_log;
   std::cout << "files: " << r.dir.string() << "\n";
+  // The machine failed (disk full, missing compiler, ...): no result about the package.
+  if (!r.environment_error.empty()) return fail("environment error: " + r.environment_error);
   return r.verdict == kCorrect ? kExitOk : kExitNotCorrect;
 }
 
@@ -180,7 +197,8 @@ int cmd_jobs(const std::vector<std::string>& args) {
                                    static_cast<long long>(j.completion_tokens));
     std::cout << strprintf("%-24s %-20s %-7s %-10s %-12s %-14s %9s  %s\n", j.job_name.c_str(),
                            j.task_name.c_str(), j.language.c_str(), j.gpu_arch.c_str(),
-                           j.status.c_str(), tokens.c_str(), strprintf("$%.4f", j.cost).c_str(),
+                           effective_status(j).c_str(), tokens.c_str(),
+                           strprintf("$%.4f", j.cost).c_str(),
                            j.updated_at.c_str());
   }
   return kExitOk;

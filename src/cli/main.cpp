@@ -1,10 +1,13 @@
 // The kernelfoundry command: parses arguments and dispatches to the library (no logic here).
+#include <csignal>
 #include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/redacted_output.h"
+#include "util/secrets.h"
 
 namespace {
 
@@ -41,6 +44,13 @@ void usage(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Under a file size limit (ulimit -f) a write past it fails with EFBIG, which is reported with
+  // the path, instead of killing the whole job with SIGXFSZ. Children get the default back.
+  std::signal(SIGXFSZ, SIG_IGN);
+  // No key reaches the terminal or a log: the provider keys and every .env value now, the
+  // variables the config names once it is composed (commands.cpp, search/job.cpp).
+  kf::register_env_secrets({"OPENAI_API_KEY", "ANTHROPIC_API_KEY"});
+  kf::RedactedStdStreams redacted;
   try {
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
         !std::strcmp(argv[1], "help")) {

@@ -4,9 +4,11 @@
 #include <cstdlib>
 #include <set>
 
+#include "config/api_keys.h"
 #include "config/config.h"
 #include "config/overrides.h"
 #include "config/schema.h"
+#include "config/task_paths.h"
 #include "config/tree.h"
 #include "config/validate.h"
 #include "config/yaml_reader.h"
@@ -266,7 +268,22 @@ Result<Config> compose(const ComposeOptions& options) {
   }
   cfg::finish_tree(composer.layer(), &composer.errors());
   if (!composer.errors().empty()) return Result<Config>::error(join(composer.errors(), "\n"));
-  return ConfigAccess::make(std::move(composer.layer()));
+  Config config = ConfigAccess::make(std::move(composer.layer()));
+  // What the task package's own files set may only point inside the package.
+  std::set<std::string> task_sources;
+  fs::path package_root;
+  for (const fs::path& file : {options.task_config, options.task_overrides}) {
+    if (!is_file(file)) continue;
+    task_sources.insert(display_file(file));
+    package_root = fs::absolute(file).parent_path();
+  }
+  if (!task_sources.empty()) {
+    cfg::confine_task_paths(config, package_root, task_sources, &composer.errors());
+    if (!composer.errors().empty()) return Result<Config>::error(join(composer.errors(), "\n"));
+  }
+  // Nor may it pick both the server and the key sent there.
+  cfg::withhold_task_api_keys(config, task_sources);
+  return config;
 }
 
 fs::path default_config_dir() {

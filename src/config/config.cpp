@@ -2,6 +2,7 @@
 #include "config/config.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "config/schema.h"
 #include "config/tree.h"
@@ -129,12 +130,18 @@ namespace {
 std::string check_name(const Config& config, const std::string& key) {
   std::string name = config.get_string(key);
   if (name.empty()) return "";
-  if (name == "." || name == ".." || name.find_first_of("/\\") != std::string::npos ||
-      name.find('\0') != std::string::npos || trim(name) != name)
+  bool control = std::any_of(name.begin(), name.end(),
+                             [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+  if (!is_valid_utf8(name))
+    return "'" + key + "' is not valid UTF-8 text (" + config.origin(key).describe() +
+           "), got '" + escape_invalid_utf8(name) +
+           "': save the file as UTF-8 or pick a plain name (letters, digits, '_', '-', '.')";
+  if (name == "." || name == ".." || name.find_first_of("/\\") != std::string::npos || control ||
+      trim(name) != name)
     return "'" + key +
            "' must be a plain name usable as a folder name (no '/', not '.' or '..', "
-           "no leading or trailing spaces), got '" +
-           name + "' (" + config.origin(key).describe() + ")";
+           "no control characters, no leading or trailing spaces), got '" +
+           escape_invalid_utf8(name) + "' (" + config.origin(key).describe() + ")";
   return "";
 }
 
@@ -152,6 +159,26 @@ Status validate_for_run(const Config& config) {
     } else if (std::string bad = check_name(config, key); !bad.empty()) {
       errors.push_back(bad);
     }
+  }
+  // Bounds against slips that would cost money or swamp the machine (limits.* raises them).
+  for (const char* key : {"branches_per_iteration", "max_iters", "llm_rate_limit"}) {
+    std::string limit_key = std::string("limits.") + key;
+    int64_t value = config.get_int(key), limit = config.get_int(limit_key, INT64_MAX);
+    if (value <= limit) continue;
+    std::string why = key == std::string("llm_rate_limit")
+                          ? "each call in flight holds a thread and a connection"
+                          : strprintf("every branch of every iteration is a paid LLM call: %lld x "
+                                      "%lld = %lld calls",
+                                      static_cast<long long>(config.get_int("max_iters")),
+                                      static_cast<long long>(config.get_int("branches_per_iteration")),
+                                      static_cast<long long>(config.get_int("max_iters") *
+                                                             config.get_int("branches_per_iteration")));
+    errors.push_back(strprintf(
+        "'%s' is %lld (%s), above %s (%lld): %s. Lower it, or raise the limit (%s=%lld on the "
+        "command line) if you mean it",
+        key, static_cast<long long>(value), config.origin(key).describe().c_str(),
+        limit_key.c_str(), static_cast<long long>(limit), why.c_str(), limit_key.c_str(),
+        static_cast<long long>(value)));
   }
   std::string language = config.get_string("language");
   if (language.empty()) {

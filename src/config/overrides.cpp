@@ -87,6 +87,13 @@ bool parse_override_value(const Override& o, json* out, std::string* error) {
     *out = nullptr;
     return true;
   }
+  // Values end up in JSON (the job record, results.json), which holds text only.
+  if (!is_valid_utf8(o.value)) {
+    *error = "'" + display_path(o.path) + "' is not valid UTF-8 text (command line argument '" +
+             escape_invalid_utf8(o.arg) + "'), got '" + escape_invalid_utf8(o.value) +
+             "': pass it as UTF-8";
+    return false;
+  }
   std::string text = trim(o.value);
   if (text.empty() || text == "null" || text == "~") {
     *out = nullptr;

@@ -92,7 +92,8 @@ std::vector<Row> server_rows(const std::string& p) {
   rows.push_back(
       Row(p + ".api_key_env", Kind::kString, kNull,
           "Environment variable holding the API key; null = `OPENAI_API_KEY` for openai, "
-          "`ANTHROPIC_API_KEY` for anthropic, none for replay (filled in when composed).")
+          "`ANTHROPIC_API_KEY` for anthropic (filled in when composed), none for replay or a "
+          "custom `base_url`.")
           .nullable());
   rows.push_back(Row(p + ".price_per_mtok_in", Kind::kNumber, kNull,
                      "Price in USD per million input tokens, for cost estimates; null = unknown.")
@@ -157,7 +158,8 @@ std::vector<KeySpec> build_schema() {
           "language instead of starting cold."));
   add(Row("kernels_iter_0_path", Kind::kString, kNull,
           "Start from this kernel: a file, a run directory, `best`, or `best-<job_name>`; "
-          "null = the task's EVOLVE block.")
+          "null = the task's EVOLVE block. Set in a task package, a path is relative to the "
+          "package and must stay inside it.")
           .nullable());
   add(Row("stop_once_correct", Kind::kBool, false,
           "End the job as soon as one candidate is correct."));
@@ -180,6 +182,17 @@ std::vector<KeySpec> build_schema() {
   add(Row("resume", Kind::kBool, false,
           "Continue the job `job_name` after a crash or Ctrl-C, re-using every result already "
           "stored."));
+  add(Row("limits", Kind::kSection, kEmptyMap,
+          "Upper bounds that catch a slip of the keyboard before it costs money or swamps the "
+          "machine; raise one on purpose when you mean it."));
+  add(Row("limits.branches_per_iteration", Kind::kInt, 64,
+          "Most `branches_per_iteration` a run accepts.")
+          .at_least(1));
+  add(Row("limits.max_iters", Kind::kInt, 1000, "Most `max_iters` a run accepts.").at_least(0));
+  add(Row("limits.llm_rate_limit", Kind::kInt, 32,
+          "Most `llm_rate_limit` (LLM calls in flight) a run accepts; the worker pool is "
+          "`llm_rate_limit` + 2 threads at most.")
+          .at_least(1));
 
   // inference group (configs/inference/*.yaml).
   add(Row("inference", Kind::kSection, kEmptyMap,
@@ -210,6 +223,12 @@ std::vector<KeySpec> build_schema() {
   add(Row("prompt.max_log_chars", Kind::kInt, 6000,
           "Most characters of one evaluation log placed in a prompt (error lines are kept).")
           .at_least(1));
+  add(Row("prompt.max_chars", Kind::kInt, 200000,
+          "Most characters of one prompt (system + user). Each kernel's code, the reference and "
+          "the log are first cut to a quarter of it; a longer prompt then loses, in this order: "
+          "inspirations, the best kernel's code, the log, the reference, then the current "
+          "kernel's code is cut in the middle; the prompt says what was cut (docs/prompts.md).")
+          .at_least(20000));
   add(Row("prompt.num_inspirations", Kind::kInt, 2,
           "Kernels from other archive cells shown in each prompt as inspiration.")
           .at_least(0));
@@ -284,6 +303,21 @@ std::vector<KeySpec> build_schema() {
           .above(1));
   add(Row("eval_config.check_wall_time", Kind::kBool, true,
           "Cross-check the child's reported times against the wall time the parent measured."));
+
+  // How a task package's files reach each candidate (configs/run.yaml).
+  add(Row("task_files", Kind::kSection, kEmptyMap,
+          "How the task package's files reach each candidate: large data files by content "
+          "hash."));
+  add(Row("task_files.large_file_bytes", Kind::kInt, 1048576,
+          "A data file (not a kernel, test, header or build file, holding no marked block) "
+          "larger than this is stored once under `<cache_dir>/files/<sha256>` and hard-linked "
+          "read-only into each candidate's folder and into results/; the database keeps its "
+          "path, size and hash instead of its bytes.")
+          .at_least(0));
+  add(Row("task_files.warn_file_bytes", Kind::kInt, 67108864,
+          "A package file larger than this is named in a warning at the start of the job; 0 = "
+          "no warning.")
+          .at_least(0));
 
   // paths group (configs/paths/default.yaml).
   add(Row("paths", Kind::kSection, kEmptyMap, "Where files go; group `paths`, option `default`."));

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "config/api_keys.h"
 #include "config/schema.h"
 #include "util/strings.h"
 
@@ -313,24 +314,9 @@ struct Checker {
   }
 };
 
+// api_key_env per server: the provider's default only for the provider's own API (api_keys.h).
 void fill_derived(Layer& layer) {
-  std::vector<std::string> maps = {"feedback_llm_config"};
-  if (const json* servers = find_node(layer.tree, "inference.servers");
-      servers && servers->is_array())
-    for (size_t i = 0; i < servers->size(); ++i)
-      maps.push_back("inference.servers." + std::to_string(i));
-  for (const std::string& path : maps) {
-    json* map = find_node(layer.tree, path);
-    if (map == nullptr || !map->is_object()) continue;
-    auto type = map->find("server_type");
-    auto key = map->find("api_key_env");
-    if (type == map->end() || !type->is_string() || key == map->end() || !key->is_null()) continue;
-    std::string env = default_api_key_env(type->get<std::string>());
-    if (env.empty()) continue;
-    *key = env;
-    layer.origins[child_path(path, "api_key_env")] =
-        Origin{"default for server_type '" + type->get<std::string>() + "'", 0};
-  }
+  for (const std::string& path : server_map_paths(layer.tree)) derive_api_key_env(layer, path);
 }
 
 }  // namespace

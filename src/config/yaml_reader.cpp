@@ -1,4 +1,5 @@
 // The yaml-cpp adapter: converts parsed YAML to JSON, records key lines, catches its exceptions.
+// Messages quote the file's bytes escaped (`\xNN`) where they are not UTF-8.
 #include "config/yaml_reader.h"
 
 // GCC 12+ reports false "dangling pointer" warnings inside yaml-cpp 0.7's inline node code.
@@ -52,10 +53,23 @@ bool looks_like_float(std::string_view s) {
   return i == s.size();
 }
 
+// Far more values than any config holds. YAML aliases (`*a`) are expanded into copies here, so a
+// few lines of nested aliases (a "billion laughs" document) would otherwise expand without bound.
+constexpr size_t kMaxValues = 100000;
+
 struct Converter {
   std::string source;
   Layer* layer;
   std::vector<std::string>* errors;
+  size_t values = 0;  // converted so far; past kMaxValues the rest is skipped and reported
+
+  bool over_budget() const { return values > kMaxValues; }
+  std::string budget_error() const {
+    return (source.empty() ? std::string("the value") : source) + " holds more than " +
+           std::to_string(kMaxValues) +
+           " values once its YAML aliases (*name) are expanded: write the values out, or use "
+           "fewer aliases";
+  }
 
   void record(const std::string& path, const YAML::Mark& mark) {
     layer->origins[path] = Origin{source, mark.line >= 0 ? mark.line + 1 : 0};
@@ -66,11 +80,19 @@ struct Converter {
   }
 
   json convert(const YAML::Node& node, const std::string& path) {
+    if (++values > kMaxValues) return nullptr;
     switch (node.Type()) {
       case YAML::NodeType::Undefined:
       case YAML::NodeType::Null:
         return nullptr;
       case YAML::NodeType::Scalar: {
+        // Values end up in JSON (the job record, results.json), which holds text only.
+        if (!is_valid_utf8(node.Scalar())) {
+          errors->push_back("the value of '" + display_path(path) + "' is not valid UTF-8 text (" +
+                            where(node.Mark()) + "), got '" + escape_invalid_utf8(node.Scalar()) +
+                            "': save the file as UTF-8");
+          return nullptr;
+        }
         const std::string& tag = node.Tag();
         if (tag == "!" || tag == "tag:yaml.org,2002:str") return node.Scalar();
         if (is_text_key(find_spec(schema_path(path)))) return node.Scalar();
@@ -80,6 +102,7 @@ struct Converter {
         json array = json::array();
         size_t i = 0;
         for (const YAML::Node& element : node) {
+          if (over_budget()) break;
           std::string cp = child_path(path, std::to_string(i++));
           record(cp, element.Mark());
           array.push_back(convert(element, cp));
@@ -88,17 +111,22 @@ struct Converter {
       }
       case YAML::NodeType::Map: {
         json object = json::object();
-        for (auto it = node.begin(); it != node.end(); ++it) {
+        for (auto it = node.begin(); it != node.end() && !over_budget(); ++it) {
           const YAML::Node& key = it->first;
           if (!key.IsScalar()) {
             errors->push_back("a key must be a plain name (" + where(key.Mark()) + ")");
             continue;
           }
           std::string name = key.Scalar();
+          if (!is_valid_utf8(name)) {
+            errors->push_back("key '" + escape_invalid_utf8(name) + "' is not valid UTF-8 text (" +
+                              where(key.Mark()) + "): save the file as UTF-8");
+            continue;
+          }
           std::string cp = child_path(path, name);
           if (object.contains(name)) {
-            errors->push_back("duplicate key '" + display_path(cp) + "' (" + where(key.Mark()) +
-                              ")");
+            errors->push_back("duplicate key '" + escape_invalid_utf8(display_path(cp)) + "' (" +
+                              where(key.Mark()) + ")");
             continue;
           }
           record(cp, key.Mark());
@@ -151,10 +179,10 @@ bool read_yaml_layer(std::string_view text, const std::string& source, const std
     root = YAML::Load(std::string(text));
   } catch (const YAML::ParserException& e) {
     errors->push_back(strprintf("%s:%d:%d: YAML syntax error: %s", source.c_str(), e.mark.line + 1,
-                                e.mark.column + 1, e.msg.c_str()));
+                                e.mark.column + 1, escape_invalid_utf8(e.msg).c_str()));
     return false;
   } catch (const std::exception& e) {
-    errors->push_back(source + ": cannot read YAML: " + e.what());
+    errors->push_back(source + ": cannot read YAML: " + escape_invalid_utf8(e.what()));
     return false;
   }
   *out = Layer();
@@ -167,6 +195,10 @@ bool read_yaml_layer(std::string_view text, const std::string& source, const std
   Converter converter{source, out, errors};
   try {
     json tree = converter.convert(root, prefix);
+    if (converter.over_budget()) {
+      errors->push_back(converter.budget_error());
+      return false;
+    }
     if (prefix.empty()) {
       out->tree = std::move(tree);
     } else {
@@ -176,7 +208,7 @@ bool read_yaml_layer(std::string_view text, const std::string& source, const std
       *out = std::move(placed);
     }
   } catch (const std::exception& e) {
-    errors->push_back(source + ": cannot read YAML: " + e.what());
+    errors->push_back(source + ": cannot read YAML: " + escape_invalid_utf8(e.what()));
     return false;
   }
   return true;
@@ -190,16 +222,17 @@ bool parse_yaml_value(std::string_view text, const std::string& internal, json* 
     std::vector<std::string> errors;
     Converter converter{"", &scratch, &errors};
     *out = converter.convert(node, internal);
+    if (converter.over_budget()) errors.push_back(converter.budget_error());
     if (!errors.empty()) {
       *error = errors.front();
       return false;
     }
     return true;
   } catch (const YAML::ParserException& e) {
-    *error = e.msg;
+    *error = escape_invalid_utf8(e.msg);
     return false;
   } catch (const std::exception& e) {
-    *error = e.what();
+    *error = escape_invalid_utf8(e.what());
     return false;
   }
 }

@@ -56,6 +56,11 @@ struct ShapeTiming {
 struct EvalResult {
   int verdict = kNoCode;
   std::string reason;
+  // Non-empty: the evaluation could not be done and the code is not to blame. The machine failed
+  // (a full disk, a read-only path, a file size limit, a missing compiler, a device that cannot
+  // be opened, a work dir or build cache that cannot be written); this says which, and where.
+  // verdict and reason are then no judgement of the code: do not store them as one.
+  std::string environment_error;
   std::optional<double> speedup;  // geometric mean over benchmark shapes, when correct
   double fitness = 0;
   std::map<std::string, ShapeTiming> timings;      // by benchmark shape id
@@ -81,9 +86,13 @@ class Evaluator {
             ProcessRunner& runner);
 
   // Builds, checks and times the reference (once per job and arch). A reference that does not
-  // build or pass its own check means the task is broken: that is an error, not a verdict.
+  // build or pass its own check means the task is broken: that is an error, not a verdict. When
+  // the machine is at fault (EvalResult::environment_error) the error says so instead.
   Result<EvalResult> prepare_reference();
   const EvalResult* reference() const { return reference_ ? &*reference_ : nullptr; }
+  // After prepare_reference failed: the machine's fault behind it ("" when the task is at fault),
+  // so a job can stop for resume instead of recording the task as broken.
+  const std::string& reference_environment_error() const { return reference_environment_error_; }
 
   // Evaluates the package with `changed` files applied (empty: the EVOLVE block as it stands).
   EvalResult evaluate(const std::string& candidate_id,
@@ -109,6 +118,7 @@ class Evaluator {
   Toolchain toolchain_;
   ProcessRunner& runner_;
   std::optional<EvalResult> reference_;
+  std::string reference_environment_error_;
 };
 
 }  // namespace kf

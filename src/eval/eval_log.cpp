@@ -44,7 +44,9 @@ std::string format_eval_log(const EvalLogInput& in) {
              f.value("detail", "") + "\n";
     }
   }
-  return out;
+  // The log goes into prompts, JSON and terminals: bytes that are not UTF-8 (a candidate's
+  // output, a cut through a multi-byte character) are shown as `\xNN`.
+  return escape_invalid_utf8(out);
 }
 
 }  // namespace kf

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "eval/environment.h"
 #include "eval/eval.h"
 #include "eval/eval_log.h"
 #include "eval/interpret.h"
@@ -14,7 +15,14 @@
 namespace kf {
 namespace {
 
+// Far above any real result (samples of every shape); the file is written by the candidate's
+// process, so its size is not trusted.
+constexpr uintmax_t kMaxResultFileBytes = 64u << 20;
+
 nlohmann::json read_json_file(const fs::path& path) {
+  std::error_code ec;
+  uintmax_t size = fs::file_size(path, ec);
+  if (ec || size > kMaxResultFileBytes) return nullptr;
   auto text = read_file(path);
   if (!text) return nullptr;
   try {
@@ -24,8 +32,27 @@ nlohmann::json read_json_file(const fs::path& path) {
   }
 }
 
+// Marks `r` as not evaluated for a fault of the machine (see EvalResult::environment_error).
+EvalResult& not_evaluated(EvalResult& r, const std::string& cause) {
+  r.environment_error = cause;
+  r.verdict = kNoCode;
+  r.reason = "not evaluated (environment error): " + cause;
+  r.speedup.reset();
+  r.fitness = 0;
+  return r;
+}
+
 std::string fmt_num(double v) {
   return strprintf("%g", v);
+}
+
+// What the evaluator returns is stored as text and JSON and put into prompts: a reason that quotes
+// candidate output or a path with bytes that are not UTF-8 shows them as `\xNN`.
+EvalResult text_safe(EvalResult r) {
+  r.reason = escape_invalid_utf8(r.reason);
+  r.eval_log = escape_invalid_utf8(r.eval_log);
+  r.environment_error = escape_invalid_utf8(r.environment_error);
+  return r;
 }
 
 }  // namespace
@@ -117,25 +144,21 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   fs::path run_dir = result.dir / "run";
   std::error_code ec;
   fs::remove_all(result.dir, ec);
+  // Nothing here depends on the code: a failure is the machine's (disk full, read-only path).
   for (const auto& d : {src_dir, build_dir, run_dir / "tmp"}) {
-    if (Status s = make_dirs(d); !s) {
-      result.verdict = kRuntimeError;
-      result.reason = s.message();
-      return result;
-    }
+    if (Status s = make_dirs(d); !s)
+      return not_evaluated(result, "cannot create the work directory: " + s.message());
   }
-  if (Status s = materialize(task_, changed, src_dir); !s) {
-    result.verdict = kRuntimeError;
-    result.reason = "cannot write the candidate's files: " + s.message();
-    return result;
-  }
+  if (Status s = materialize(task_, changed, src_dir); !s)
+    return not_evaluated(result, "cannot write the sources to build: " + s.message());
 
   // Build.
   BuildRequest request{options_.language, src_dir, build_dir, options_.arch.cuda_sm};
   auto plan = plan_build(request, toolchain_);
   if (!plan) {
-    result.verdict = kCompileError;
-    result.reason = plan.message();
+    // A missing compiler or harness library, or sources that cannot be read: the same for every
+    // candidate, so never a verdict on one.
+    not_evaluated(result, "cannot plan the build: " + plan.message());
     result.eval_log = format_eval_log({&result, nullptr, "", "", options_.max_log_chars});
     return result;
   }
@@ -150,6 +173,11 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   for (const auto& f : task_.files) clean.own_files.push_back(f.path);
   clean.max_chars = options_.max_log_chars;
   std::string build_log = clean_compiler_output(build.output, clean);
+  if (!build.ok && !build.environment_error.empty()) {
+    not_evaluated(result, "cannot build: " + build.environment_error);
+    result.eval_log = format_eval_log({&result, nullptr, build_log, "", options_.max_log_chars});
+    return result;
+  }
   if (!build.ok) {
     result.verdict = kCompileError;
     result.reason = build.timed_out ? strprintf("build timed out after %.0f s (build_timeout)",
@@ -169,14 +197,23 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   fs::path out_file = run_dir / "result.json";
   ProcessResult proc = run_harness(build.binary, src_dir, run_dir, reference_impl, "all", out_file);
   result.test_s = proc.wall_s;
-  interpret_test_run(proc, read_json_file(out_file), result);
+  nlohmann::json harness_result = read_json_file(out_file);
+  interpret_test_run(proc, harness_result, result);
+  if (std::string env = test_run_environment_fault(proc, harness_result); !env.empty()) {
+    if (device) device.unlock();
+    not_evaluated(result, env);
+    result.eval_log =
+        format_eval_log({&result, nullptr, build_log, clean_compiler_output(proc.output, clean),
+                         options_.max_log_chars});
+    return result;
+  }
   if (result.verdict == kCompileError) {
     // Run-time compiled kernels (OpenCL): the driver's log is the compiler output.
     clean.strip_prefixes.push_back(run_dir.string());
   }
   // The child's reported sample times must fit in the wall time we measured around it.
   if (options_.check_wall_time && result.harness.is_object()) {
-    double sampled_s = result.harness.value("sampled_ms_total", 0.0) / 1000.0;
+    double sampled_s = json_number(result.harness, "sampled_ms_total") / 1000.0;
     if (sampled_s > proc.wall_s * 1.02 + 0.01)
       add_flag(result, "reported_time_exceeds_wall_time",
                strprintf("the test child reported %.3f s of timed samples but ran for only %.3f s",
@@ -223,7 +260,12 @@ void Evaluator::remeasure_if_suspect(EvalResult& r, const fs::path& binary, cons
   fs::path out_file = work_dir / "remeasure.json";
   ProcessResult proc = run_harness(binary, src_dir, work_dir, false, "benchmark", out_file);
   EvalResult again;
-  interpret_test_run(proc, read_json_file(out_file), again);
+  nlohmann::json harness_result = read_json_file(out_file);
+  interpret_test_run(proc, harness_result, again);
+  if (std::string env = test_run_environment_fault(proc, harness_result); !env.empty()) {
+    not_evaluated(r, "while re-measuring: " + env);
+    return;
+  }
   score(again);
   std::string detail = again.speedup ? strprintf("re-measured: speedup %.2fx", *again.speedup)
                                      : "re-measurement failed: " + again.reason;
@@ -238,7 +280,12 @@ void Evaluator::remeasure_if_suspect(EvalResult& r, const fs::path& binary, cons
 }
 
 Result<EvalResult> Evaluator::prepare_reference() {
-  EvalResult ref = build_and_run("reference", {}, true);
+  EvalResult ref = text_safe(build_and_run("reference", {}, true));
+  reference_environment_error_ = ref.environment_error;
+  if (!ref.environment_error.empty())
+    return Result<EvalResult>::error(
+        "cannot evaluate the task's reference: environment error (the machine, not the task): " +
+        ref.environment_error + "\nFix that and run the job again.");
   if (ref.verdict != kCorrect)
     return Result<EvalResult>::error(
         "the task's reference failed its own check (verdict " + std::to_string(ref.verdict) + ", " +
@@ -249,11 +296,11 @@ Result<EvalResult> Evaluator::prepare_reference() {
 
 EvalResult Evaluator::evaluate(const std::string& candidate_id,
                                const std::map<std::string, std::string>& changed) {
-  return build_and_run(candidate_id, changed, false);
+  return text_safe(build_and_run(candidate_id, changed, false));
 }
 
 EvalResult Evaluator::run_tests_once(bool reference_impl) {
-  return build_and_run(reference_impl ? "test-reference" : "test", {}, reference_impl);
+  return text_safe(build_and_run(reference_impl ? "test-reference" : "test", {}, reference_impl));
 }
 
 }  // namespace kf

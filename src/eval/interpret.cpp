@@ -1,6 +1,7 @@
 // Turns what the test child did (its exit, its result file) into a verdict, a reason and timings.
 #include "eval/interpret.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/strings.h"
@@ -18,6 +19,20 @@ bool looks_like_compile_error(const std::string& reason) {
 
 }  // namespace
 
+std::string json_text(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return "";
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+double json_number(const nlohmann::json& object, const char* key) {
+  if (!object.is_object()) return 0;
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number()) return 0;
+  double v = it->get<double>();
+  return std::isfinite(v) ? v : 0;
+}
+
 bool is_suspect_flag(const std::string& flag) {
   return flag == "faster_than_roofline" || flag == "device_time_exceeds_host_time" ||
          flag == "reported_time_exceeds_wall_time" || flag == "implausible_speedup" ||
@@ -32,32 +47,42 @@ void add_flag(EvalResult& result, const std::string& flag, const std::string& de
 }
 
 void interpret_test_run(const ProcessResult& proc, const nlohmann::json& result, EvalResult& out) {
+  // The result file is written inside the candidate's process, so it is read as untrusted: a
+  // value of the wrong type is skipped, never thrown on (nlohmann's value() and get() throw).
   bool have_result = result.is_object() && result.contains("status");
   if (have_result) out.harness = result;
 
   if (have_result) {
-    for (const auto& f : result.value("flags", nlohmann::json::array())) {
-      std::string name = f.value("flag", "");
-      if (!name.empty()) add_flag(out, name, f.value("detail", ""), is_suspect_flag(name));
+    if (auto flags = result.find("flags"); flags != result.end() && flags->is_array()) {
+      // add_flag looks for repeats: a bounded count keeps a flood of flags from going quadratic.
+      constexpr size_t kMaxFlags = 64;
+      for (size_t i = 0; i < flags->size() && i < kMaxFlags; ++i) {
+        const nlohmann::json& f = (*flags)[i];
+        std::string name = json_text(f, "flag");
+        if (!name.empty()) add_flag(out, name, json_text(f, "detail"), is_suspect_flag(name));
+      }
     }
-    if (auto phases = result.find("phase_seconds"); phases != result.end() && phases->is_object()) {
-      out.correctness_s = phases->value("correctness", 0.0);
-      out.benchmark_s = phases->value("benchmark", 0.0);
+    if (auto phases = result.find("phase_seconds"); phases != result.end()) {
+      out.correctness_s = json_number(*phases, "correctness");
+      out.benchmark_s = json_number(*phases, "benchmark");
     }
     if (auto stats = result.find("stats"); stats != result.end() && stats->is_object()) {
       for (const auto& [shape, s] : stats->items()) {
         ShapeTiming t;
-        t.median_ms = s.value("median_ms", 0.0);
-        t.mean_ms = s.value("mean_ms", 0.0);
-        t.min_ms = s.value("min_ms", 0.0);
-        t.std_ms = s.value("std_ms", 0.0);
-        t.n = s.value("n", 0);
+        t.median_ms = json_number(s, "median_ms");
+        t.mean_ms = json_number(s, "mean_ms");
+        t.min_ms = json_number(s, "min_ms");
+        t.std_ms = json_number(s, "std_ms");
+        t.n = static_cast<int>(std::clamp(json_number(s, "n"), 0.0, 1e9));
         out.timings[shape] = t;
       }
     }
     if (auto timings = result.find("timings"); timings != result.end() && timings->is_object()) {
       for (const auto& [shape, samples] : timings->items()) {
-        if (samples.is_array()) out.timings[shape].samples_ms = samples.get<std::vector<double>>();
+        if (!samples.is_array()) continue;
+        std::vector<double>& kept = out.timings[shape].samples_ms;
+        for (const auto& v : samples)
+          if (v.is_number()) kept.push_back(v.get<double>());
       }
     }
   }
@@ -77,8 +102,8 @@ void interpret_test_run(const ProcessResult& proc, const nlohmann::json& result,
     out.reason = "the test binary could not be started: " + proc.start_error;
     return;
   }
-  std::string status = have_result ? result.value("status", "") : "";
-  std::string reason = have_result ? result.value("reason", "") : "";
+  std::string status = json_text(result, "status");
+  std::string reason = json_text(result, "reason");
   if (proc.term_signal != 0) {
     out.verdict = kRuntimeError;
     out.reason = "crashed: " + proc.describe();
@@ -101,7 +126,7 @@ void interpret_test_run(const ProcessResult& proc, const nlohmann::json& result,
     out.reason = reason.empty() ? "output shape mismatch" : reason;
   } else if (status == "compile_error" ||
              (status == "error" &&
-              (result.value("error_kind", "") == "compile" || looks_like_compile_error(reason)))) {
+              (json_text(result, "error_kind") == "compile" || looks_like_compile_error(reason)))) {
     // Run-time compiled kernels (OpenCL) fail to build inside the test child; the harness marks
     // that error_kind "compile".
     out.verdict = kCompileError;

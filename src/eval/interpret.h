@@ -20,6 +20,11 @@ std::optional<double> geomean_speedup(const std::map<std::string, ShapeTiming>& 
 // Adds a flag {flag, detail, suspect} unless the same flag is already there.
 void add_flag(EvalResult& result, const std::string& flag, const std::string& detail, bool suspect);
 
+// A string / finite number member of a JSON object read from an untrusted file; "" / 0 when the
+// value is missing or of another type (where nlohmann's value() would throw).
+std::string json_text(const nlohmann::json& object, const char* key);
+double json_number(const nlohmann::json& object, const char* key);
+
 // Harness flags that mean a timing can't be trusted as a win.
 bool is_suspect_flag(const std::string& flag);
 

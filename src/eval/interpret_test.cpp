@@ -104,4 +104,24 @@ TEST(Interpret, GeomeanSpeedup) {
   EXPECT_FALSE(geomean_speedup({}, cand).has_value());
 }
 
+TEST(Interpret, MalformedValuesInTheResultFileAreSkippedNotThrown) {
+  // The result file is written inside the candidate's process: any shape must give a verdict.
+  nlohmann::json hostile = {{"status", 5},
+                            {"reason", {1, 2}},
+                            {"phase_seconds", "none"},
+                            {"stats", {{"s", {{"median_ms", "fast"}, {"n", "many"}}}, {"t", 3}}},
+                            {"timings", {{"s", {1.5, "a", nullptr}}, {"t", "x"}}},
+                            {"flags", {1, {{"flag", 2}}, {{"flag", "x"}, {"detail", {1}}}}},
+                            {"sampled_ms_total", "lots"}};
+  EvalResult r;
+  EXPECT_NO_THROW(interpret_test_run(exited(0), hostile, r));
+  EXPECT_EQ(r.verdict, kRuntimeError);
+  ASSERT_EQ(r.timings.count("s"), 1u);
+  EXPECT_EQ(r.timings["s"].median_ms, 0.0);
+  EXPECT_EQ(r.timings["s"].samples_ms, std::vector<double>{1.5});
+  ASSERT_EQ(r.flags.size(), 1u);
+  EXPECT_EQ(r.flags[0]["detail"], "");
+  EXPECT_EQ(json_number(hostile, "sampled_ms_total"), 0.0);
+}
+
 }  // namespace kf

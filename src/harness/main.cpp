@@ -1,7 +1,9 @@
 // kf::main: parses the protocol's command line, opens the device, runs the phases and writes the
 // result. Everything is caught here: a candidate's failure is reported, never an abort.
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -104,10 +106,17 @@ void print_list(const Suite& suite) {
   say(j.dump());
 }
 
+// A result that cannot be written (disk full, read-only path, file size limit) leaves the
+// evaluator nothing to judge: say why on stderr and stop at once with kExitCannotWriteResult, so
+// the failure is not taken for the implementation's (the exit code is the harness's own).
 void save(const Options& o, const Report& r) {
   if (o.out.empty()) return;
   std::string err;
-  if (!write_report(o.out, r, &err)) say("kernelfoundry harness: " + err);
+  if (write_report(o.out, r, &err)) return;
+  std::fflush(stdout);
+  std::fprintf(stderr, "kernelfoundry harness: %s\n", err.c_str());
+  std::fflush(stderr);
+  std::_Exit(kExitCannotWriteResult);
 }
 
 int run_protocol(const std::vector<std::string>& args, Problem& problem, const Suite& suite,
@@ -160,7 +169,7 @@ int run_protocol(const std::vector<std::string>& args, Problem& problem, const S
     report.fail(
         Status::Error,
         std::string("cannot open the ") + backend_name(suite.backend) + " device: " + e.what(),
-        "device");
+        "device_unavailable");  // before any implementation ran: the machine's fault
     say("kernelfoundry harness: " + report.reason);
     return 2;
   }
@@ -201,6 +210,9 @@ int run_protocol(const std::vector<std::string>& args, Problem& problem, const S
 
 int main(int argc, char** argv, Problem& problem, const Suite& suite) {
   install_crash_handlers();
+  // Past a file size limit (ulimit -f) a write then fails with EFBIG, which save() reports,
+  // instead of SIGXFSZ killing the process with no word on why.
+  std::signal(SIGXFSZ, SIG_IGN);
   Report report;
   Options options;
   for (int i = 0; i < argc; ++i) report.argv.emplace_back(argv[i]);

@@ -168,21 +168,46 @@ std::string report_json(const Report& r) {
   for (const auto& [phase, seconds] : r.phase_seconds) phases[phase] = seconds;
   j["phase_seconds"] = phases;
   j["sampled_ms_total"] = r.sampled_ms_total;
-  return j.dump(1) + "\n";
+  // A reason may quote a compiler log or candidate output that is not UTF-8: replace those bytes
+  // instead of throwing, so the result file is still written.
+  return j.dump(1, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string write_error_text(int err) {
+  std::string text = std::strerror(err);
+  switch (err) {
+    case ENOSPC:
+      return text + " (the disk is full)";
+    case EDQUOT:
+      return text + " (the disk quota is used up)";
+    case EROFS:
+      return text + " (the file system is read-only)";
+    case EFBIG:
+      return text + " (a file size limit, ulimit -f, was reached)";
+    default:
+      return text;
+  }
 }
 
 bool write_report(const std::string& path, const Report& report, std::string* err) {
   std::string text = report_json(report);
   std::string tmp = path + ".tmp." + std::to_string(getpid());
+  // Every step is checked: on a full disk the data often fails only at fflush or fclose.
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) {
-    *err = "cannot write " + tmp + ": " + std::strerror(errno);
+    *err = "cannot write the result file " + path + ": " + write_error_text(errno);
     return false;
   }
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *err = "cannot write " + path + ": " + std::strerror(errno);
+  int error = 0;
+  errno = 0;
+  if (std::fwrite(text.data(), 1, text.size(), f) != text.size()) error = errno ? errno : EIO;
+  errno = 0;
+  if (std::fflush(f) != 0 && error == 0) error = errno ? errno : EIO;
+  errno = 0;
+  if (std::fclose(f) != 0 && error == 0) error = errno ? errno : EIO;
+  if (error == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) error = errno;
+  if (error != 0) {
+    *err = "cannot write the result file " + path + ": " + write_error_text(error);
     std::remove(tmp.c_str());
     return false;
   }

@@ -14,6 +14,9 @@ namespace kernelfoundry {
 enum class Status { Pass, Wrong, ShapeMismatch, Error };
 const char* status_name(Status status);  // "pass", "wrong", "shape_mismatch", "error"
 int exit_code(Status status);            // 0, 1, 1, 2
+// Exit code when the result file cannot be written (disk full, read-only path, file size limit):
+// a fault of the machine, not of the implementation under test.
+constexpr int kExitCannotWriteResult = 3;
 
 struct CaseRecord {
   std::string phase;  // "correctness" or "benchmark"
@@ -78,7 +81,10 @@ struct Report {
 };
 
 std::string report_json(const Report& report);
-// Writes via a temporary file and rename, so a reader never sees half a file.
+// Writes via a temporary file and rename, so a reader never sees half a file. Every write, flush,
+// close and the rename are checked; `err` then names the path and the errno text.
 bool write_report(const std::string& path, const Report& report, std::string* err);
+// strerror(err), noting what ENOSPC, EDQUOT, EROFS and EFBIG mean.
+std::string write_error_text(int err);
 
 }  // namespace kernelfoundry

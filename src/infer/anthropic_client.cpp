@@ -1,6 +1,7 @@
 // The Anthropic messages client: request body (system as a top-level field), answer parsing,
 // token and cost accounting. The API has no `n`: several answers are sequential calls.
 #include "infer/clients.h"
+#include "util/secrets.h"
 #include "util/strings.h"
 
 namespace kf {
@@ -37,16 +38,19 @@ class AnthropicClient : public LlmClient {
   }
 
   HttpRequest http_request(const LlmRequest& request) const {
-    json body = {{"model", server_.model_name},
-                 {"max_tokens", server_.max_tokens},
-                 {"messages", json::array({{{"role", "user"}, {"content", request.user}}})}};
-    if (!request.system.empty()) body["system"] = request.system;
+    // No secret (a key, a .env value copied into a package file) leaves in a prompt. JSON holds
+    // only UTF-8: other bytes (a candidate's output in an eval log) go as `\xNN`.
+    json body = {
+        {"model", server_.model_name},
+        {"max_tokens", server_.max_tokens},
+        {"messages", json::array({{{"role", "user"}, {"content", escape_invalid_utf8(redact_secrets(request.user))}}})}};
+    if (!request.system.empty()) body["system"] = escape_invalid_utf8(redact_secrets(request.system));
     if (server_.temperature) body["temperature"] = *server_.temperature;
     if (server_.top_p) body["top_p"] = *server_.top_p;
 
     HttpRequest http;
     http.url = endpoint();
-    http.body = body.dump();
+    http.body = body.dump(-1, ' ', false, json::error_handler_t::replace);  // never throws
     http.timeout_s = server_.timeout_s;
     http.headers = {{"Content-Type", "application/json"},
                     {"anthropic-version", kAnthropicVersion},

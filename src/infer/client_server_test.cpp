@@ -124,6 +124,24 @@ TEST_F(ServerClientTest, OpenaiAnswerTokensCostAndLog) {
   EXPECT_EQ(raw->find("SECRET"), std::string::npos);  // the log never holds the key
 }
 
+TEST_F(ServerClientTest, PromptBytesThatAreNotUtf8GoEscaped) {
+  // An eval log quoting a candidate's raw output: the request body must still be JSON.
+  for (ServerType type : {ServerType::kOpenai, ServerType::kAnthropic}) {
+    ServerConfig s = serve({{"responses", {{{"content", "ok"}}}}}, type);
+    ASSERT_TRUE(server_);
+    LlmRequest r = request();
+    r.system = "sys\xff";
+    r.user = "log: \xc3(\xfe)";
+    auto answers = client(s)->complete(r);
+    ASSERT_TRUE(answers.is_ok()) << answers.message();
+    auto log = server_->log_lines();  // the log file is shared by both servers: the last line
+    ASSERT_FALSE(log.empty());
+    EXPECT_EQ(log.back()["prompt_chars"], std::string("sys\\xff").size() +
+                                          std::string("log: \\xc3(\\xfe)").size());
+    server_.reset();
+  }
+}
+
 TEST_F(ServerClientTest, RateLimitHonoursRetryAfter) {
   ServerConfig s =
       serve({{"responses", {{{"fault", "rate_limit"}, {"retry_after", 1}}, {{"content", "ok"}}}}});

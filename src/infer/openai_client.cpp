@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "infer/clients.h"
+#include "util/secrets.h"
+#include "util/strings.h"
 
 namespace kf {
 
@@ -33,10 +35,12 @@ class OpenaiClient : public LlmClient {
 
  private:
   HttpRequest http_request(const LlmRequest& request, int n) const {
+    // No secret (a key, a .env value copied into a package file) leaves in a prompt. JSON holds
+    // only UTF-8: other bytes (a candidate's output in an eval log) go as `\xNN`.
     json messages = json::array();
     if (!request.system.empty())
-      messages.push_back({{"role", "system"}, {"content", request.system}});
-    messages.push_back({{"role", "user"}, {"content", request.user}});
+      messages.push_back({{"role", "system"}, {"content", escape_invalid_utf8(redact_secrets(request.system))}});
+    messages.push_back({{"role", "user"}, {"content", escape_invalid_utf8(redact_secrets(request.user))}});
     json body = {{"model", server_.model_name},
                  {"messages", std::move(messages)},
                  {"max_tokens", server_.max_tokens}};
@@ -46,7 +50,7 @@ class OpenaiClient : public LlmClient {
 
     HttpRequest http;
     http.url = server_.effective_base_url() + "/chat/completions";
-    http.body = body.dump();
+    http.body = body.dump(-1, ' ', false, json::error_handler_t::replace);  // never throws
     http.timeout_s = server_.timeout_s;
     http.headers = {{"Content-Type", "application/json"},
                     {"X-KernelFoundry-Call", call_header_value(request)}};

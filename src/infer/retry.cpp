@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "util/secrets.h"
 #include "util/strings.h"
 
 namespace kf {
@@ -35,8 +36,10 @@ double backoff_delay(int retry, double base_s, double max_s) {
 }
 
 std::string error_excerpt(const std::string& body) {
+  // Shown in messages and stored in JSON: a body that is not UTF-8 (or a cut through a character)
+  // shows those bytes as `\xNN`.
   auto one_line = [](std::string text) {
-    return replace_all(replace_all(trim(text), "\r", " "), "\n", " ");
+    return escape_invalid_utf8(replace_all(replace_all(trim(text), "\r", " "), "\n", " "));
   };
   json parsed = json::parse(body, nullptr, false);
   if (!parsed.is_discarded() && parsed.is_object() && parsed.contains("error")) {
@@ -51,9 +54,11 @@ std::string error_excerpt(const std::string& body) {
 
 namespace {
 
+// An error body may echo any secret (the key sent, another key of the environment, a .env value):
+// the client's own key first, then every registered secret (util/secrets.h).
 std::string redact(std::string text, const std::string& secret) {
   if (secret.size() >= 4) text = replace_all(std::move(text), secret, "<redacted>");
-  return text;
+  return redact_secrets(text);
 }
 
 std::string who(const ServerConfig& server) {

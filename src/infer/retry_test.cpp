@@ -8,6 +8,7 @@
 
 #include "infer/http.h"
 #include "infer/infer.h"
+#include "util/secrets.h"
 
 namespace kf {
 namespace {
@@ -45,6 +46,7 @@ TEST(ErrorExcerptTest, PrefersTheServersMessage) {
   EXPECT_EQ(error_excerpt(R"({"error":"script exhausted"})"), "script exhausted");
   EXPECT_EQ(error_excerpt("<html>\nBad gateway\n</html>"), "<html> Bad gateway </html>");
   EXPECT_EQ(error_excerpt(""), "(empty body)");
+  EXPECT_EQ(error_excerpt("bad \xff gateway"), "bad \\xff gateway");  // shown, stored as JSON
   EXPECT_LT(error_excerpt(std::string(5000, 'x')).size(), 500u);
 }
 
@@ -270,6 +272,27 @@ TEST_F(FakeClientTest, AnthropicRequestShapeAndAnswer) {
   EXPECT_EQ(body["max_tokens"], 8192);
   EXPECT_DOUBLE_EQ(body["top_p"].get<double>(), 0.5);
   EXPECT_FALSE(body.contains("n"));
+}
+
+// An error body echoing another secret of the environment (not the key this client sent) and a
+// prompt holding one: neither leaves through the client.
+TEST_F(FakeClientTest, OtherSecretsAreRedactedFromErrorsAndPrompts) {
+  register_secret("OTHER_PROVIDER_KEY", "sk-ant-OTHER-SECRET-77");
+  server_.type = ServerType::kAnthropic;
+  http_->push(FakeHttpTransport::json(
+      400,
+      R"({"type":"error","error":{"message":"unexpected header value sk-ant-OTHER-SECRET-77"}})"));
+  LlmRequest r = request();
+  r.user = "the package's notes say: token sk-ant-OTHER-SECRET-77";
+  auto answers = client()->complete(r);
+  clear_secrets();
+  ASSERT_FALSE(answers.is_ok());
+  const std::string& m = answers.message();
+  EXPECT_EQ(m.find("OTHER-SECRET"), std::string::npos) << m;
+  EXPECT_NE(m.find("[redacted OTHER_PROVIDER_KEY]"), std::string::npos) << m;
+  ASSERT_EQ(http_->requests().size(), 1u);
+  EXPECT_EQ(http_->requests()[0].body.find("OTHER-SECRET"), std::string::npos)
+      << http_->requests()[0].body;
 }
 
 }  // namespace

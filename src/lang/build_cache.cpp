@@ -26,8 +26,10 @@ Status publish(const fs::path& from, const fs::path& to) {
   if (!ec) fs::permissions(tmp, fs::status(from, ec).permissions(), ec);
   if (!ec) fs::rename(tmp, to, ec);
   if (ec) {
+    std::string cause = io_error_text(ec.value());
     fs::remove(tmp, ec);
-    return Status::error("cannot store " + to.string() + " in the build cache: " + ec.message());
+    return Status::error("cannot store " + to.string() +
+                         " in the build cache (paths.cache_dir): " + cause);
   }
   return Status::ok();
 }
@@ -50,7 +52,7 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
   std::error_code ec;
   fs::path build_dir = plan.binary.parent_path();
   if (Status s = make_dirs(build_dir / "obj"); !s) {
-    out.error = s.message();
+    out.error = out.environment_error = s.message();
     return out;
   }
 
@@ -97,11 +99,15 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
           out.timed_out = r.timed_out || r.inactive;
           out.error = step.label + " failed: " + (r.started ? r.describe() : r.start_error);
         }
+        if (std::string env = environment_fault(r, true);
+            !env.empty() && out.environment_error.empty())
+          out.environment_error = step.label + ": " + env;
         continue;
       }
       if (Status s = publish(step.output, cache_dir / "obj" / (step.cache_key + ".o")); !s) {
         out.error = s.message();
         out.failed_step = step.label;
+        if (out.environment_error.empty()) out.environment_error = s.message();
       }
     }
     if (!out.failed_step.empty()) {
@@ -137,11 +143,13 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
     out.failed_step = plan.link.label;
     out.timed_out = r.timed_out || r.inactive;
     out.error = plan.link.label + " failed: " + (r.started ? r.describe() : r.start_error);
+    if (std::string env = environment_fault(r, true); !env.empty())
+      out.environment_error = plan.link.label + ": " + env;
     out.seconds = elapsed();
     return out;
   }
   if (Status s = publish(plan.binary, bin_cached); !s) {
-    out.error = s.message();
+    out.error = out.environment_error = s.message();
     out.failed_step = plan.link.label;
     out.seconds = elapsed();
     return out;

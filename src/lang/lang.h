@@ -62,7 +62,11 @@ struct BuildOutcome {
   std::string failed_step;  // label of the first failing step
   std::string output;       // compiler output of the steps that ran
   std::string error;        // one-line reason when !ok
-  int steps_run = 0;        // steps executed (the rest came from the cache)
+  // Set when the build failed because of the machine, not the code: a missing compiler, a full
+  // disk, a read-only path, a file size limit, a build cache that cannot be written. The cause in
+  // words, naming the step and the path where known; the code is then not to blame.
+  std::string environment_error;
+  int steps_run = 0;  // steps executed (the rest came from the cache)
   int steps_cached = 0;
   double seconds = 0;
   std::filesystem::path binary;  // the test binary to run (inside the cache)
@@ -77,6 +81,22 @@ struct BuildLimits {
 
 BuildOutcome run_build(const BuildPlan& plan, const std::filesystem::path& cache_dir,
                        const BuildLimits& limits, ProcessRunner& runner);
+
+// Whether a failed child (a compiler, the linker, a task binary) failed because of the machine
+// rather than its input: it could not be started (e.g. a missing compiler), it was killed by
+// SIGXFSZ under a file size limit set outside KernelFoundry (ulimit -f below the sandbox's), or,
+// with `scan_output`, its output reports a full disk, a used-up quota, a read-only file system
+// or (under such a limit) a file too large. Returns the cause in words, "" when the failure is
+// the program's own.
+std::string environment_fault(const ProcessResult& result, bool scan_output);
+// The first line of `output` that reports such a fault (compiler, linker or harness wording of
+// ENOSPC, EDQUOT, EROFS, EFBIG), with what it means and the fix in parentheses; "" when none. Lines
+// that quote source code (gcc's "  12 | ...") are skipped, so a comment in a candidate's code is
+// not taken for one.
+std::string environment_fault_in_output(std::string_view output, bool count_file_too_large);
+// Whether this process runs under a file size limit tighter than the one the sandbox gives its
+// children: then EFBIG and SIGXFSZ come from the environment, not from a runaway program.
+bool outer_file_size_limit();
 
 // Files with these extensions are compiled (by language); .cl files are loaded at run time.
 bool is_compiled_source(Language language, const std::filesystem::path& path);

@@ -1,6 +1,8 @@
 // Tests for build recipes and the content-addressed build cache, with a fake process runner.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "lang/lang.h"
 #include "util/fs.h"
 
@@ -120,6 +122,73 @@ TEST_F(LangTest, MissingToolchainsAreNamed) {
   auto cuda = plan_build(request(Language::kCuda), no_nvcc);
   ASSERT_FALSE(cuda.is_ok());
   EXPECT_NE(cuda.message().find("nvcc"), std::string::npos);
+}
+
+TEST_F(LangTest, MissingCxxIsNamedWithTheFix) {
+  fs::path missing = root_ / "no-such-compiler";
+  const char* old_dir = std::getenv("KERNELFOUNDRY_HARNESS_DIR");
+  const char* old_cxx = std::getenv("CXX");
+  std::string saved_dir = old_dir ? old_dir : "", saved_cxx = old_cxx ? old_cxx : "";
+  ::setenv("KERNELFOUNDRY_HARNESS_DIR", root_.c_str(), 1);
+  ::setenv("CXX", missing.c_str(), 1);
+  auto tc = find_toolchain();
+  old_dir ? ::setenv("KERNELFOUNDRY_HARNESS_DIR", saved_dir.c_str(), 1)
+          : ::unsetenv("KERNELFOUNDRY_HARNESS_DIR");
+  old_cxx ? ::setenv("CXX", saved_cxx.c_str(), 1) : ::unsetenv("CXX");
+  ASSERT_FALSE(tc.is_ok());
+  EXPECT_NE(tc.message().find("the C++ compiler '" + missing.string() +
+                              "' (from the environment variable CXX) was not found"),
+            std::string::npos)
+      << tc.message();
+  EXPECT_NE(tc.message().find("set CXX"), std::string::npos) << tc.message();
+}
+
+TEST_F(LangTest, CompilerThatCannotStartIsAnEnvironmentFault) {
+  FakeProcessRunner runner([](const ProcessSpec& spec) {
+    ProcessResult r;
+    r.start_error = "cannot run '" + spec.argv[0] + "': not found in PATH";
+    return r;
+  });
+  BuildOutcome r = run_build(*plan_build(request(), tc_), root_ / "cache", {}, runner);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.environment_error.find("not found in PATH"), std::string::npos)
+      << r.environment_error;
+}
+
+TEST_F(LangTest, FullDiskInTheLinkIsAnEnvironmentFaultNotACompileError) {
+  FakeProcessRunner runner([](const ProcessSpec& spec) {
+    for (const auto& a : spec.argv)
+      if (a == "-c") return fake_compiler(spec);
+    return FakeProcessRunner::exited(
+        1,
+        "/usr/bin/ld: final link failed: No space left on device\ncollect2: error: ld "
+        "returned 1 exit status\n");
+  });
+  BuildOutcome r = run_build(*plan_build(request(), tc_), root_ / "cache", {}, runner);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.environment_error,
+            "link task binary: /usr/bin/ld: final link failed: No space left on device (the disk "
+            "is full: free some space)");
+}
+
+TEST(EnvironmentFault, FoundInToolOutputButNotInQuotedSource) {
+  EXPECT_EQ(environment_fault_in_output("cc1plus: fatal error: error writing to /tmp/ccX.s: "
+                                        "No space left on device\n",
+                                        false),
+            "cc1plus: fatal error: error writing to /tmp/ccX.s: No space left on device (the "
+            "disk is full: free some space)");
+  EXPECT_NE(environment_fault_in_output("as: can't open x.o: Read-only file system", false), "");
+  EXPECT_NE(environment_fault_in_output("ld: Disk quota exceeded", false), "");
+  // A candidate's comment quoted by the compiler is not the machine's fault.
+  EXPECT_EQ(environment_fault_in_output("k.cpp:3:1: error: expected ';'\n"
+                                        "    3 | // No space left on device\n"
+                                        "      | ^\n",
+                                        false),
+            "");
+  // EFBIG counts only under a file size limit set outside KernelFoundry.
+  EXPECT_EQ(environment_fault_in_output("ld: final link failed: File too large", false), "");
+  EXPECT_NE(environment_fault_in_output("ld: final link failed: File too large", true), "");
+  EXPECT_EQ(environment_fault_in_output("error: 'x' was not declared in this scope", true), "");
 }
 
 TEST(Language, ParsesAnyCaseAndSuggests) {

@@ -61,7 +61,20 @@ Result<Toolchain> find_toolchain() {
         "cannot find the KernelFoundry harness (kernelfoundry/harness.h and libkf_harness_host.a); "
         "tried:" +
         tried + "\nSet KERNELFOUNDRY_HARNESS_DIR to a folder holding include/ and lib/.");
-  if (const char* cxx = std::getenv("CXX")) tc.cxx = cxx;
+  if (const char* cxx = std::getenv("CXX"); cxx != nullptr && *cxx != '\0') tc.cxx = cxx;
+  // Every task binary is compiled and linked with it: without it nothing can be evaluated, which
+  // is the machine's fault, not the task's or a candidate's.
+  bool from_env = std::getenv("CXX") != nullptr && *std::getenv("CXX") != '\0';
+  std::error_code ec;
+  bool found = tc.cxx.find('/') != std::string::npos ? fs::exists(tc.cxx, ec)
+                                                     : !find_in_path(tc.cxx).empty();
+  if (!found)
+    return Result<Toolchain>::error(
+        "the C++ compiler '" + tc.cxx + "'" +
+        (from_env ? " (from the environment variable CXX)" : "") + " was not found" +
+        (tc.cxx.find('/') != std::string::npos ? "" : " in PATH") +
+        "; it compiles and links every task binary. Install it (e.g. apt-get install g++) or set "
+        "CXX to the full path of a C++ compiler");
   fs::path nvcc = find_in_path("nvcc");
   if (nvcc.empty() && fs::exists("/usr/local/cuda/bin/nvcc")) nvcc = "/usr/local/cuda/bin/nvcc";
   if (!nvcc.empty()) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <optional>
@@ -20,6 +21,25 @@
 #endif
 
 namespace kf {
+
+namespace {
+
+std::atomic<bool> g_cancel{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
+// How often a supervisor looks at the cancel flag when nothing else wakes it.
+constexpr auto kCancelPoll = std::chrono::milliseconds(100);
+
+}  // namespace
+
+void cancel_processes() {
+  g_cancel.store(true);
+}
+void reset_process_cancel() {
+  g_cancel.store(false);
+}
+bool processes_cancelled() {
+  return g_cancel.load();
+}
 
 namespace {
 
@@ -107,7 +127,9 @@ void Supervisor::check_limits(TimePoint now, ProcessResult& result) {
     }
     return;
   }
-  if (spec_.timeout_s > 0 && now >= start_ + seconds(spec_.timeout_s)) {
+  if (g_cancel.load()) {
+    result.cancelled = true;
+  } else if (spec_.timeout_s > 0 && now >= start_ + seconds(spec_.timeout_s)) {
     result.timed_out = true;
     result.limit_s = spec_.timeout_s;
   } else if (spec_.inactivity_timeout_s > 0 &&
@@ -131,6 +153,7 @@ TimePoint Supervisor::next_wakeup(TimePoint now) const {
     wake = std::min(wake, *term_sent_at_ + kill_grace_);
   }
   if (drain_deadline_) wake = std::min(wake, *drain_deadline_);
+  if (!term_sent_at_) wake = std::min(wake, now + kCancelPoll);
   if (!pidfd_.valid() && !drain_deadline_)
     wake = std::min(wake, now + std::chrono::milliseconds(20));
   return wake;
@@ -227,6 +250,11 @@ void Supervisor::run(ProcessResult& result) {
 ProcessResult PosixProcessRunner::run(const ProcessSpec& spec) {
   ProcessResult result;
   TimePoint start = Clock::now();
+  if (g_cancel.load()) {
+    result.cancelled = true;
+    result.start_error = "not started: the job is stopping (Ctrl-C)";
+    return result;
+  }
   Result<SpawnedChild> child = spawn_child(spec);
   if (!child) {
     result.start_error = child.message();

@@ -122,6 +122,33 @@ TEST_F(ProcTest, TimeoutEscalatesToSigkillWhenSigtermIsIgnored) {
   EXPECT_TRUE(dies_soon(grandchild));
 }
 
+TEST_F(ProcTest, CancelStopsRunningChildrenAndRefusesNewOnes) {
+  ProcessSpec spec = shell("sleep 100 & echo $! > grandchild.pid; wait");
+  spec.work_dir = dir_;
+  spec.timeout_s = 60;
+  std::thread ctrl_c([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    cancel_processes();
+  });
+  ProcessResult r = runner_.run(spec);
+  ctrl_c.join();
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_FALSE(r.success());
+  EXPECT_LT(r.wall_s, 5.0) << "a cancelled child must not run to its 60 s timeout";
+  EXPECT_EQ(r.describe(), "stopped: the job is stopping (Ctrl-C)");
+  pid_t grandchild = read_pid("grandchild.pid");
+  ASSERT_GT(grandchild, 0);
+  EXPECT_TRUE(dies_soon(grandchild));
+
+  ProcessResult refused = runner_.run(shell("echo should not run"));
+  EXPECT_FALSE(refused.started);
+  EXPECT_TRUE(refused.cancelled);
+  EXPECT_EQ(refused.output, "");
+  reset_process_cancel();
+  EXPECT_TRUE(runner_.run(shell("true")).success());
+}
+
 TEST_F(ProcTest, InactivityTimeoutKillsSilentChild) {
   ProcessSpec spec = shell("echo start; sleep 100");
   spec.inactivity_timeout_s = 0.3;

@@ -39,6 +39,7 @@ struct ProcessResult {
   std::string output;         // combined stdout+stderr, capped
   uint64_t output_bytes = 0;  // total bytes it wrote (before the cap)
   double wall_s = 0;
+  bool cancelled = false;     // stopped (or never started) because cancel_processes() was called
 
   // Started, exited 0, not killed.
   bool success() const;
@@ -46,6 +47,13 @@ struct ProcessResult {
   // "no output for 60 s (inactivity timeout)", or the start error.
   std::string describe() const;
 };
+
+// Ctrl-C for every child of this process: PosixProcessRunner kills the process groups it is
+// supervising (as on a timeout) and starts no new ones until reset_process_cancel().
+// Async-signal-safe (it only sets a flag), so a signal handler may call it.
+void cancel_processes();
+void reset_process_cancel();
+bool processes_cancelled();
 
 // "SIGSEGV (segmentation fault)"; "signal 42" for ones without a name here.
 std::string describe_signal(int signal);

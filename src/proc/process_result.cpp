@@ -52,6 +52,7 @@ bool ProcessResult::success() const {
 
 std::string ProcessResult::describe() const {
   if (!started) return start_error.empty() ? "did not start" : start_error;
+  if (cancelled) return "stopped: the job is stopping (Ctrl-C)";
   if (timed_out) return strprintf("timed out after %.1f s", limit_s);
   if (inactive) return strprintf("no output for %g s (inactivity timeout)", limit_s);
   if (term_signal != 0) return "killed by " + describe_signal(term_signal);

@@ -41,6 +41,9 @@ std::vector<TemplateSpec> make_specs() {
       {"inspiration", with_kernel({"number"}), "once per inspiration, inside {{items}}"},
       {"best", with_kernel({}), "a best kernel exists and differs from the parent"},
       {"parent", with_kernel({"log", "feedback", "is_best"}), "the prompt has a parent kernel"},
+      {"trimmed",
+       {"max_chars", "items", "code_cut"},
+       "the prompt was shortened to fit prompt.max_chars"},
       {"objectives_start", {"initial_code"}, "no parent yet (the first iteration)"},
   };
   const char* kVerdicts[] = {"no_code",        "compile_error", "runtime_error",

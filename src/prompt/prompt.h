@@ -38,6 +38,9 @@ struct PromptInputs {
   std::vector<PromptKernel> inspirations;
   bool include_reference = true, allow_templated = false;
   size_t max_log_chars = 6000;
+  // prompt.max_chars: the most characters (bytes) of system + user prompt; see docs/prompts.md
+  // ("Prompt size") for what is cut, in which order, when a prompt would be longer.
+  size_t max_chars = 200000;
   int trial = 0, max_iters = 0;
 };
 
@@ -74,10 +77,12 @@ class PromptTemplates {
 // default_config_dir() / "prompts".
 std::filesystem::path shipped_prompt_dir();
 
-// The generation prompt: system = the role, user = the sections whose inputs are present.
+// The generation prompt: system = the role, user = the sections whose inputs are present, held
+// to inputs.max_chars (parts cut in the documented order, the cut noted in the prompt); an error
+// naming prompt.max_chars when the parts that are never cut are longer than that alone.
 Result<Prompt> build_prompt(const PromptTemplates& templates, const PromptInputs& inputs);
 // The feedback LLM's prompt: condense `kernel`'s eval log (failures: the offending lines and the
-// fix; correct kernels: the bottlenecks).
+// fix; correct kernels: the bottlenecks), held to inputs.max_chars like build_prompt.
 Result<Prompt> build_feedback_prompt(const PromptTemplates& templates, const PromptInputs& inputs,
                                      const PromptKernel& kernel);
 

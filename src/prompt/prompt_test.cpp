@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <set>
 
 #include "eval/verdict.h"
+#include "prompt/fit.h"
 #include "util/fs.h"
 #include "util/strings.h"
 
@@ -310,6 +313,210 @@ TEST_F(PromptTest, FeedbackPromptAsksForFixesOrBottlenecks) {
   ASSERT_TRUE(q.is_ok()) << q.message();
   EXPECT_TRUE(has(q->user, "The bottlenecks")) << q->user;
   EXPECT_FALSE(has(q->user, "The offending lines")) << q->user;
+}
+
+// A kernel of about `bytes` characters in lines of ~110: "// <tag> head", filler, "// <tag> tail".
+std::string big_code(const std::string& tag, size_t bytes) {
+  std::string code = "// " + tag + " head\n";
+  std::string line = "  acc += x[i] * w[i]; // " + tag + " " + std::string(80, '.') + "\n";
+  while (code.size() + line.size() < bytes) code += line;
+  return code + "// " + tag + " tail\n";
+}
+
+size_t prompt_size(const Prompt& p) {
+  return p.system.size() + p.user.size();
+}
+
+size_t count_of(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+TEST(CutMiddle, KeepsHeadAndTailOnLineEndsAndCountsTheCut) {
+  std::string text;
+  for (int i = 0; i < 100; ++i)
+    text += strprintf("line %03d %s\n", i, std::string(40, 'x').c_str());
+  EXPECT_EQ(cut_middle(text, text.size(), "//"), text);
+  std::string out = cut_middle(text, 1000, "//");
+  EXPECT_LE(out.size(), 1000u);
+  EXPECT_TRUE(starts_with(out, "line 000 ")) << out;
+  EXPECT_TRUE(ends_with(out, "line 099 " + std::string(40, 'x') + "\n")) << out;
+  size_t at = out.find("// [... ");
+  ASSERT_NE(at, std::string::npos) << out;
+  EXPECT_EQ(out[at - 1], '\n') << "the marker is a line of its own";
+  size_t chars = 0, lines = 0;
+  ASSERT_EQ(
+      std::sscanf(out.c_str() + at, "// [... %zu characters (%zu lines) cut here", &chars, &lines),
+      2)
+      << out;
+  size_t marker = out.find('\n', at) + 1 - at;
+  EXPECT_EQ(out.size() - marker + chars, text.size()) << "the count is what is missing";
+  EXPECT_EQ(lines * 50, chars) << "whole lines were cut";
+  // One 3 MB line of two-byte characters: cut by size, never inside a character.
+  std::string wide;
+  for (int i = 0; i < 1500000; ++i) wide += "\xc3\xa9";
+  std::string cut = cut_middle(wide, 5000, "#");
+  EXPECT_LE(cut.size(), 5000u);
+  EXPECT_TRUE(is_valid_utf8(cut));
+  EXPECT_TRUE(has(cut, "\n# [... ")) << cut.substr(0, 3000);
+}
+
+TEST_F(PromptTest, NormalPromptsOfTheExamplesAreNotTrimmed) {
+  const std::pair<const char*, Language> examples[] = {{"softmax_ocl", Language::kOcl},
+                                                       {"softmax_cuda", Language::kCuda},
+                                                       {"matmul_cuda", Language::kCuda},
+                                                       {"reduction_cpp", Language::kCpp},
+                                                       {"box_blur_cpp", Language::kCpp}};
+  for (const auto& [example, language] : examples) {
+    TaskPackage task = load(example);
+    PromptInputs in = inputs(task, language);
+    EXPECT_EQ(in.max_chars, 200000u) << "the default of prompt.max_chars";
+    in.archs = {*find_arch("h200")};
+    in.parent = kernel(kCompileError, big_code("parent", 8000));
+    for (int i = 0; i < 500; ++i) in.parent->eval_log += "build line " + std::to_string(i) + "\n";
+    in.best = kernel(kCorrect, big_code("best", 8000), 1.5);
+    in.inspirations = {kernel(kCorrect, big_code("one", 8000), 1.2),
+                       kernel(kWrongValues, big_code("two", 8000))};
+    PromptInputs unbounded = in;
+    unbounded.max_chars = size_t{1} << 40;
+    Prompt p = build_ok(in);
+    EXPECT_EQ(p.user, build_ok(unbounded).user) << example;
+    EXPECT_FALSE(has_section(p, "trimmed")) << example;
+    EXPECT_FALSE(has(p.user, "cut here")) << example;
+    EXPECT_TRUE(has(section_text(p, "## Current kernel"), in.parent->codes[0])) << example;
+    EXPECT_EQ(count_of(p.user, "### Inspiration "), 2u) << example;
+  }
+}
+
+TEST_F(PromptTest, HugeParentAndInspirationsAreCutToMaxChars) {
+  PromptInputs normal = inputs(softmax_);
+  normal.parent = kernel(kCorrect, "__kernel void softmax() {}\n", 1.1);
+  normal.best = kernel(kCorrect, "__kernel void softmax() { /* best */ }\n", 2.0);
+  Prompt plain = build_ok(normal);
+
+  PromptInputs in = inputs(softmax_);
+  in.parent = kernel(kCorrect, big_code("parent", 3000000), 1.1);  // the 3 MB request of issue 7
+  for (int i = 0; i < 100000; ++i) in.parent->eval_log += "timing line " + std::to_string(i) + "\n";
+  in.best = kernel(kCorrect, big_code("best", 1000000), 2.0);
+  in.inspirations = {kernel(kCorrect, big_code("one", 1000000), 1.5),
+                     kernel(kCorrect, big_code("two", 1000000), 1.2)};
+  Prompt p = build_ok(in);
+  EXPECT_LE(prompt_size(p), in.max_chars);
+  EXPECT_TRUE(has_section(p, "trimmed"));
+  std::string note = section_text(p, "## Note: this prompt was shortened");
+  EXPECT_TRUE(has(note, "longer than its limit of 200000 characters (prompt.max_chars)")) << note;
+  EXPECT_TRUE(has(note, "- the current kernel's code: cut in the middle from " +
+                            std::to_string(in.parent->codes[0].size()) + " to "))
+      << note;
+  EXPECT_TRUE(has(note, "- inspirations: 1 of 2 left out")) << note;
+  EXPECT_TRUE(has(note, "never copy a marker line")) << note;
+
+  // Inspirations go first: one is dropped while the parent keeps its whole share (a quarter).
+  EXPECT_EQ(count_of(p.user, "### Inspiration "), 1u);
+  EXPECT_FALSE(has(p.user, "// two head"));
+  std::string parent = section_text(p, "## Current kernel");
+  EXPECT_GT(parent.size(), in.max_chars / 4 - 1000) << "the parent was not cut below its share";
+  EXPECT_LT(parent.size(), in.max_chars / 4 + in.max_log_chars + 2000);
+  EXPECT_TRUE(has(parent, "// parent head\n")) << "the head of the code stays";
+  EXPECT_TRUE(has(parent, "// parent tail\n")) << "and the tail";
+  EXPECT_EQ(count_of(parent, "// [... "), 1u);
+
+  // What is never cut.
+  for (const char* heading : {"## Integration contract", "## Instructions from the task author",
+                              "## Objectives", "## Response format"})
+    EXPECT_EQ(section_text(p, heading), section_text(plain, heading)) << heading;
+  EXPECT_EQ(p.system, plain.system);
+}
+
+TEST_F(PromptTest, PartsAreCutInTheDocumentedOrder) {
+  // Every part well under a quarter of the smallest limit tried, so only the order cuts them.
+  PromptInputs in = inputs(softmax_);
+  in.parent = kernel(kCompileError, big_code("parent", 2300));
+  for (int i = 0; i < 150; ++i) in.parent->eval_log += "build line " + std::to_string(i) + "\n";
+  in.best = kernel(kCorrect, big_code("best", 2300), 2.0);
+  in.inspirations = {kernel(kCorrect, big_code("one", 2300), 1.5),
+                     kernel(kCorrect, big_code("two", 2300), 1.2)};
+  const std::vector<std::string> order = {
+      "- inspirations:", "- the best kernel", "- the current kernel's evaluation log",
+      "- the reference implementation", "- the current kernel's code"};
+  std::set<std::string> seen;
+  for (size_t max = 30000; max >= 9600; max -= 200) {
+    in.max_chars = max;
+    Prompt p = build_ok(in);
+    ASSERT_LE(prompt_size(p), max);
+    std::string note = section_text(p, "## Note: this prompt was shortened");
+    // A step is taken only when every earlier step's part is gone (or, for the log, cut).
+    size_t inspirations = count_of(p.user, "### Inspiration ");
+    bool best = has_section(p, "best");
+    bool log = has(p.user, "### Its evaluation log");
+    bool reference = has_section(p, "reference");
+    bool parent_cut = has(section_text(p, "## Current kernel"), "cut here");
+    if (!best) {
+      EXPECT_EQ(inspirations, 0u) << max;
+    }
+    if (has(note, "evaluation log")) {
+      EXPECT_FALSE(best) << max;
+    }
+    if (!reference) {
+      EXPECT_FALSE(log) << max;
+    }
+    if (parent_cut) {
+      EXPECT_FALSE(reference) << max;
+    }
+    EXPECT_EQ(has_section(p, "trimmed"), inspirations < 2) << max;
+    // The note lists its items in the order cut.
+    size_t last = 0;
+    for (const auto& item : order) {
+      size_t at = note.find(item);
+      if (at == std::string::npos) continue;
+      EXPECT_GE(at, last) << item << " at " << max << ":\n" << note;
+      last = at;
+      seen.insert(item);
+    }
+    EXPECT_TRUE(has(p.user, "## Response format")) << max;
+  }
+  EXPECT_EQ(seen.size(), order.size())
+      << "every step was reached in the sweep: "
+      << join(std::vector<std::string>(seen.begin(), seen.end()), "; ");
+}
+
+TEST_F(PromptTest, FixedPartsLongerThanMaxCharsAreAnError) {
+  PromptInputs in = inputs(softmax_);
+  in.parent = kernel(kCorrect, big_code("parent", 3000000), 1.1);
+  in.max_chars = 5000;
+  auto p = build_prompt(templates_, in);
+  ASSERT_FALSE(p.is_ok());
+  EXPECT_TRUE(has(p.message(), "more than prompt.max_chars = 5000")) << p.message();
+  EXPECT_TRUE(has(p.message(), "contract ")) << p.message();
+  EXPECT_TRUE(has(p.message(), "raise prompt.max_chars above ")) << p.message();
+}
+
+TEST_F(PromptTest, OneHugeLineOfMultiByteCharactersIsCutCleanly) {
+  PromptInputs in = inputs(softmax_);
+  std::string line;
+  for (int i = 0; i < 1500000; ++i) line += "\xc3\xa9";  // 3 MB, no newline
+  in.parent = kernel(kCorrect, line, 1.0);
+  Prompt p = build_ok(in);
+  EXPECT_LE(prompt_size(p), in.max_chars);
+  EXPECT_TRUE(is_valid_utf8(p.user));
+  EXPECT_TRUE(has(section_text(p, "## Current kernel"), "\n// [... ")) << "the marker line";
+}
+
+TEST_F(PromptTest, FeedbackPromptIsCutToMaxChars) {
+  PromptInputs in = inputs(softmax_);
+  PromptKernel k = kernel(kCompileError, big_code("huge", 3000000));
+  for (int i = 0; i < 2000; ++i) k.eval_log += "build line " + std::to_string(i) + "\n";
+  k.eval_log += "softmax.cl:9:2: error: unknown type name 'flaot'\n";
+  in.max_chars = 20000;
+  auto p = build_feedback_prompt(templates_, in, k);
+  ASSERT_TRUE(p.is_ok()) << p.message();
+  EXPECT_LE(p->system.size() + p->user.size(), 20000u);
+  EXPECT_TRUE(has(p->user, "unknown type name 'flaot'")) << "the log's error line stays";
+  EXPECT_TRUE(has(p->user, "// huge head")) << p->user.substr(0, 2000);
+  EXPECT_TRUE(has(p->user, "- the kernel's code: cut in the middle from " +
+                               std::to_string(k.codes[0].size()) + " to "))
+      << p->user;
 }
 
 class TemplateDirTest : public PromptTest {

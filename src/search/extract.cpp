@@ -54,6 +54,30 @@ bool is_blank(std::string_view line) {
   return trim(line).empty();
 }
 
+// The first `needle` at or after `from`, for a `from` that does not go back: a search that found
+// nothing, or found something still ahead, is not repeated. Keeps scans over a hostile answer
+// (thousands of unclosed tags on one line) linear instead of quadratic.
+class ForwardFinder {
+ public:
+  ForwardFinder(std::string_view text, std::string needle)
+      : text_(text), needle_(std::move(needle)) {}
+
+  size_t next(size_t from) {
+    if (searched_ && from >= searched_from_ && (found_ == std::string_view::npos || found_ >= from))
+      return found_;
+    searched_ = true;
+    searched_from_ = from;
+    found_ = text_.find(needle_, from);
+    return found_;
+  }
+
+ private:
+  std::string_view text_;
+  std::string needle_;
+  bool searched_ = false;
+  size_t searched_from_ = 0, found_ = std::string_view::npos;
+};
+
 std::string_view rtrim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
@@ -100,8 +124,10 @@ int parse_slot(std::string_view attrs) {
     if (!rest.empty() && (rest[0] == '"' || rest[0] == '\'')) rest.remove_prefix(1);
     int value = 0;
     size_t digits = 0;
-    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits])))
+    while (digits < rest.size() && digits < 6 &&
+           std::isdigit(static_cast<unsigned char>(rest[digits])))
       value = value * 10 + (rest[digits++] - '0');
+    if (digits == 6) continue;  // not a block number (and no int overflow on a digit flood)
     if (digits > 0 && digits < 6) return value;
   }
   return 0;
@@ -137,18 +163,26 @@ bool plausible_unclosed_tag(std::string_view text, size_t gt) {
 std::vector<Found> find_tags(std::string_view text, const std::vector<std::string_view>& names) {
   std::vector<Found> found;
   const std::string lower = to_lower(text);
+  ForwardFinder next_gt(lower, ">"), next_newline(lower, "\n");
+  std::vector<ForwardFinder> next_close;
+  for (std::string_view name : names)
+    next_close.emplace_back(lower, "</" + std::string(name) + ">");
+  // Each plausibility check reads the rest of the answer; an answer that names the tag in prose
+  // more often than this is not a cut-off answer, and checking every mention would be quadratic.
+  int checks_left = 64;
   size_t pos = lower.find('<');
   while (pos != std::string::npos) {
     size_t next = pos + 1;
-    for (std::string_view name : names) {
+    for (size_t n = 0; n < names.size(); ++n) {
+      std::string_view name = names[n];
       size_t after = pos + 1 + name.size();
       if (lower.compare(pos + 1, name.size(), name) != 0 || after >= lower.size()) continue;
       if (lower[after] != '>' && !std::isspace(static_cast<unsigned char>(lower[after]))) continue;
-      size_t gt = lower.find('>', after);
-      if (gt == std::string::npos || lower.find('\n', after) < gt) continue;
+      size_t gt = next_gt.next(after);
+      if (gt == std::string::npos || next_newline.next(after) < gt) continue;
       const std::string close = "</" + std::string(name) + ">";
-      size_t end = lower.find(close, gt + 1);
-      if (end == std::string::npos && !plausible_unclosed_tag(text, gt)) {
+      size_t end = next_close[n].next(gt + 1);
+      if (end == std::string::npos && (checks_left-- <= 0 || !plausible_unclosed_tag(text, gt))) {
         next = gt + 1;
         break;
       }
@@ -200,7 +234,8 @@ std::vector<FencedBlock> find_fences(std::string_view text) {
     word.erase(0, std::min(word.find_first_not_of("{."), word.size()));
     word.resize(std::min(word.find_first_of(" \t:,}"), word.size()));
     block.word = word;
-    block.found.label = word.empty() ? "fence" : "fence ```" + word;
+    // The label goes into messages and the store: the answer's bytes there are shown as text.
+    block.found.label = word.empty() ? "fence" : "fence ```" + escape_invalid_utf8(word);
     block.found.slot = parse_slot(info);
     block.found.unterminated = close >= lines.size();
     block.found.code = clean_block(body);
@@ -262,38 +297,52 @@ std::string primary_fence(Language language) {
 }  // namespace
 
 std::string strip_block_markers(std::string_view code) {
+  // One pass per line, left to right; each search resumes where the last ended, so a line of
+  // thousands of markers costs its length, not its length times the markers.
   std::vector<std::string> out;
-  for (std::string line : split(code, '\n')) {
+  for (const std::string& line : split(code, '\n')) {
+    std::vector<ForwardFinder> tokens;
+    for (std::string_view token : kMarkerTokens) tokens.emplace_back(line, std::string(token));
+    ForwardFinder html_close(line, "-->"), c_close(line, "*/");
+    std::string kept;
     bool changed = false;
-    for (std::string_view token : kMarkerTokens) {
-      for (size_t pos = line.find(token); pos != std::string::npos; pos = line.find(token)) {
-        changed = true;
-        std::string_view before = rtrim(std::string_view(line).substr(0, pos));
-        std::string_view after = ltrim(std::string_view(line).substr(pos + token.size()));
-        bool to_line_end = false;
-        if (ends_with(before, "<!--")) {
-          before.remove_suffix(4);
-          if (size_t close = after.find("-->"); close != std::string::npos)
-            after = ltrim(after.substr(close + 3));
-        } else if (ends_with(before, "/*")) {
-          before.remove_suffix(2);
-          if (size_t close = after.find("*/"); close != std::string::npos)
-            after = ltrim(after.substr(close + 2));
-        } else if (ends_with(before, "//") || ends_with(before, "--")) {
-          before.remove_suffix(2);
-          to_line_end = true;
-        } else if (ends_with(before, "#")) {
-          before.remove_suffix(1);
-          to_line_end = true;
-        }
-        if (to_line_end) after = {};
-        before = rtrim(before);
-        std::string rebuilt(before);
-        if (!after.empty()) rebuilt += (before.empty() ? "" : " ") + std::string(after);
-        line = std::move(rebuilt);
+    size_t i = 0;
+    while (i < line.size()) {
+      size_t pos = std::string::npos, len = 0;
+      for (size_t t = 0; t < tokens.size(); ++t) {
+        size_t p = tokens[t].next(i);
+        if (p < pos) pos = p, len = kMarkerTokens[t].size();
       }
+      if (pos == std::string::npos) {
+        kept.append(line, i, std::string::npos);
+        break;
+      }
+      changed = true;
+      kept.append(line, i, pos - i);
+      // The comment opener right before the marker goes with it, and its closer after it.
+      kept.resize(rtrim(kept).size());
+      size_t rest = pos + len;
+      bool to_line_end = false;
+      if (ends_with(kept, "<!--")) {
+        kept.resize(kept.size() - 4);
+        if (size_t close = html_close.next(rest); close != std::string::npos) rest = close + 3;
+      } else if (ends_with(kept, "/*")) {
+        kept.resize(kept.size() - 2);
+        if (size_t close = c_close.next(rest); close != std::string::npos) rest = close + 2;
+      } else if (ends_with(kept, "//") || ends_with(kept, "--")) {
+        kept.resize(kept.size() - 2);
+        to_line_end = true;
+      } else if (ends_with(kept, "#")) {
+        kept.resize(kept.size() - 1);
+        to_line_end = true;
+      }
+      kept.resize(rtrim(kept).size());
+      if (to_line_end) break;
+      while (rest < line.size() && std::isspace(static_cast<unsigned char>(line[rest]))) ++rest;
+      if (rest < line.size() && !kept.empty()) kept += ' ';
+      i = rest;
     }
-    if (!(changed && is_blank(line))) out.push_back(std::move(line));
+    if (!(changed && is_blank(kept))) out.push_back(std::move(kept));
   }
   return join(out, "\n");
 }

@@ -4,7 +4,10 @@
 #include <csignal>
 #include <ostream>
 
+#include "config/api_keys.h"
 #include "util/fs.h"
+#include "util/hash.h"
+#include "util/secrets.h"
 #include "util/strings.h"
 
 namespace kf {
@@ -22,14 +25,27 @@ std::string task_arg(const std::vector<std::string>& args) {
   return task;
 }
 
+// Files are bytes; the record is JSON text. Text that is not valid UTF-8 is kept with each bad
+// byte written `\xNN` (and "escaped": true); large data files are kept as path, size and hash.
 nlohmann::json files_json(const TaskPackage& task) {
   nlohmann::json files = nlohmann::json::array();
   for (const auto& f : task.files) {
-    if (f.binary) {
-      files.push_back({{"path", f.path}, {"binary", true}, {"bytes", f.content.size()}});
+    nlohmann::json entry = {{"path", escape_invalid_utf8(f.path)}};
+    if (f.large()) {
+      entry["bytes"] = f.size;
+      entry["sha256"] = f.sha256;
+      entry["stored"] = "by hash";
+    } else if (f.binary) {
+      entry["binary"] = true;
+      entry["bytes"] = f.content.size();
+      entry["sha256"] = sha256_hex(f.content);
+    } else if (is_valid_utf8(f.content)) {
+      entry["content"] = f.content;
     } else {
-      files.push_back({{"path", f.path}, {"content", f.content}});
+      entry["content"] = escape_invalid_utf8(f.content);
+      entry["escaped"] = true;
     }
+    files.push_back(std::move(entry));
   }
   return files;
 }
@@ -38,7 +54,7 @@ nlohmann::json blocks_json(const TaskPackage& task) {
   nlohmann::json blocks = nlohmann::json::array();
   for (const auto& b : task.blocks) {
     blocks.push_back({{"kind", block_kind_name(b.kind)},
-                      {"file", b.file},
+                      {"file", escape_invalid_utf8(b.file)},
                       {"index", b.index},
                       {"start_line", b.start_line},
                       {"end_line", b.end_line}});
@@ -103,9 +119,24 @@ Result<JobContext> open_job(const std::vector<std::string>& args) {
   compose_options.args = args;
   auto config = compose(compose_options);
   if (!config) return Result<JobContext>::error(config.message());
+  // The values of the key variables it names are secrets from here on (util/secrets.h).
+  register_env_secrets(api_key_variables(*config), fs::current_path());
   KF_RETURN_IF_ERROR(validate_for_run(*config));
+  // A folder the job cannot write is found now, before any work, not after the reference ran.
+  for (const char* key : {"paths.logdir", "paths.cache_dir", "paths.results_dir"}) {
+    if (!config->has(key)) continue;
+    KF_RETURN_IF_ERROR(check_writable_dir(config->get_string(key), key));
+  }
 
   JobContext job{std::move(*config), std::move(*task)};
+  // Large data files are kept once, by content, in the build cache rather than per candidate.
+  LargeFileOptions large;
+  large.large_bytes =
+      static_cast<uint64_t>(job.config.get_int("task_files.large_file_bytes", 1 << 20));
+  large.warn_bytes =
+      static_cast<uint64_t>(job.config.get_int("task_files.warn_file_bytes", 64 << 20));
+  large.store_dir = fs::path(job.config.get_string("paths.cache_dir", "runs/cache")) / "files";
+  KF_RETURN_IF_ERROR(store_large_files(job.task, large));
   auto language = parse_language(job.config.get_string("language"));
   if (!language)
     return Result<JobContext>::error(language.message() + " (key 'language', from " +
@@ -161,7 +192,9 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
 
   auto fail_job = [&](const std::string& message) -> Status {
     record.status = "failed";
-    record.progress_json = nlohmann::json{{"stage", "failed"}, {"error", message}}.dump();
+    // JSON holds only UTF-8: a candidate's file name or output may not be.
+    record.progress_json =
+        nlohmann::json{{"stage", "failed"}, {"error", escape_invalid_utf8(message)}}.dump();
     (void)job.store->put_job(record);
     return Status::error(message);
   };
@@ -211,6 +244,14 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
     k.gpu_arch = job.gpu_arch;
     k.code = join(codes, "\n");
     EvalResult r = evaluator.evaluate(strprintf("kernel-%03zu", i), changed);
+    if (!r.environment_error.empty()) {
+      // The machine failed, not the candidate: no verdict is stored for it.
+      out << strprintf("[%zu/%zu] %s: not evaluated\n", i + 1, candidates.size(),
+                       cand.label.c_str());
+      std::string why = "environment error (not the candidate's fault): " + r.environment_error;
+      return fail_job(cand.label + " could not be evaluated: " + why +
+                      "\nNothing was stored for it; fix the cause and run the job again.");
+    }
     k.verdict = r.verdict;
     k.reason = r.reason;
     k.runtimes_json = nlohmann::json{{job.gpu_arch, r.runtimes_json()}}.dump();
@@ -218,12 +259,14 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
     k.fitness = r.fitness;
     k.eval_log = r.eval_log;
     k.flags_json = r.flags.dump();
-    KF_RETURN_IF_ERROR(job.store->put_kernel(k));
+    if (Status s = job.store->put_kernel(k); !s) return fail_job(s.message());
 
     fs::path kdir = job.run_dir / "kernels" / strprintf("%03zu", i);
-    (void)write_file(kdir / "code.txt", k.code);
-    (void)write_file(kdir / "eval_log.txt", r.eval_log);
-    if (!r.harness.is_null()) (void)write_file(kdir / "result.json", r.harness.dump(2));
+    // As in the database (store/statement.cpp): no registered secret in a file the job writes.
+    (void)write_file(kdir / "code.txt", redact_secrets(k.code));
+    (void)write_file(kdir / "eval_log.txt", redact_secrets(r.eval_log));
+    if (!r.harness.is_null())
+      (void)write_file(kdir / "result.json", redact_secrets(r.harness.dump(2)));
 
     ++summary.evaluated;
     summary.last_verdict = r.verdict;
@@ -241,7 +284,7 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
     if (r.verdict != kCorrect || r.suspect()) out << "        " << r.reason << "\n";
     results["kernels"].push_back(
         {{"uuid", k.uuid},
-         {"label", cand.label},
+         {"label", escape_invalid_utf8(cand.label)},  // a file name need not be UTF-8
          {"verdict", r.verdict},
          {"reason", r.reason},
          {"speedup", r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json()},
@@ -257,13 +300,14 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
         {"evaluated", summary.evaluated},
         {"total",
          candidates.size()}}.dump();
-    KF_RETURN_IF_ERROR(job.store->put_job(record));
-    KF_RETURN_IF_ERROR(write_file(job.run_dir / "results.json", results.dump(2)));
+    if (Status s = job.store->put_job(record); !s) return fail_job(s.message());
+    if (Status s = write_file(job.run_dir / "results.json", redact_secrets(results.dump(2))); !s)
+      return fail_job(s.message());
   }
   results["best_uuid"] = summary.best_uuid;
   results["best_speedup"] =
       summary.best_speedup ? nlohmann::json(*summary.best_speedup) : nlohmann::json();
-  KF_RETURN_IF_ERROR(write_file(job.run_dir / "results.json", results.dump(2)));
+  KF_RETURN_IF_ERROR(write_file(job.run_dir / "results.json", redact_secrets(results.dump(2))));
   record.status = g_interrupted ? "interrupted" : "done";
   KF_RETURN_IF_ERROR(job.store->put_job(record));
   out << strprintf("done: %d evaluated, %d correct, best speedup %s; files in %s\n",

@@ -64,11 +64,9 @@ Result<BrokerAnswer> LlmBroker::ask(LlmClient& client, const std::string& key,
     out.answer.cost = c.cost;
     out.answer.attempts = c.attempts;
     out.answer.latency_s = c.latency_s;
+    // Paid in an earlier run: it counts in the job's totals, not in this run's usage.
     std::lock_guard<std::mutex> lock(mutex_);
     ++usage_.reused;
-    usage_.prompt_tokens += c.prompt_tokens;
-    usage_.completion_tokens += c.completion_tokens;
-    usage_.cost += c.cost;
     return out;
   }
 

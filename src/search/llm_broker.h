@@ -27,7 +27,8 @@ struct BrokerAnswer {
   bool reused = false;
 };
 
-// Usage over the job, this run's new calls and the reused ones together.
+// This run's usage: tokens, cost and waiting time of its new calls; `reused` counts the answers
+// taken from the database (paid in an earlier run, so in the job's totals only).
 struct LlmUsage {
   int calls = 0, reused = 0;
   int64_t prompt_tokens = 0, completion_tokens = 0;

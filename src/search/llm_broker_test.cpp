@@ -118,6 +118,10 @@ TEST_F(BrokerTest, StoresEachAnswerAndAResumedRunReusesIt) {
   EXPECT_EQ(total_calls(), 0) << "the second broker's clients were never called";
   EXPECT_EQ(second->usage().reused, 1);
   EXPECT_EQ(second->usage().calls, 0);
+  // Paid in the first run: this run's usage shows no tokens and no cost for it.
+  EXPECT_EQ(second->usage().prompt_tokens, 0);
+  EXPECT_EQ(second->usage().completion_tokens, 0);
+  EXPECT_DOUBLE_EQ(second->usage().cost, 0.0);
   auto totals = store_->llm_totals("j");
   ASSERT_TRUE(totals.is_ok());
   EXPECT_EQ(totals->calls, 1);

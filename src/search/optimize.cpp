@@ -18,21 +18,26 @@
 #include "search/archive.h"
 #include "search/descriptors.h"
 #include "search/extract.h"
+#include "search/job_owner.h"
 #include "search/sampler.h"
 #include "search/seed_kernel.h"
 #include "util/fs.h"
+#include "util/secrets.h"
 #include "util/strings.h"
 
 namespace kf {
 namespace {
 
 std::atomic<bool> g_stop{false};
-// First Ctrl-C: stop starting work, abort the LLM calls in flight, keep what is stored, exit
-// cleanly. A second one ends the process at once (the default action).
-void on_sigint(int) {
+// First Ctrl-C (or SIGTERM): stop starting work, abort the LLM calls in flight, stop the builds
+// and test runs in flight (their branches run again on resume, their paid answers reused), keep
+// what is stored, record the job as interrupted and exit cleanly. A second one ends the process
+// at once (the default action); the job then reads as interrupted through its dead owner.
+void on_stop_signal(int sig) {
   g_stop = true;
   cancel_llm_calls();
-  std::signal(SIGINT, SIG_DFL);
+  cancel_processes();
+  std::signal(sig, SIG_DFL);
 }
 
 // The loop's keys, read once.
@@ -42,8 +47,9 @@ struct Settings {
   std::optional<int> max_failures;
   bool resume = false, use_feedback = false;
   int rate_limit = 4;
+  int workers = 1;  // branch threads: LLM calls up to rate_limit, plus room for builds and runs
   uint64_t seed = 0;
-  size_t num_inspirations = 2, max_log_chars = 6000;
+  size_t num_inspirations = 2, max_log_chars = 6000, max_prompt_chars = 200000;
   bool include_reference = true, allow_templated = false;
   ArchiveOptions archive;
   SamplingOptions sampling;
@@ -59,10 +65,12 @@ Settings read_settings(const Config& c) {
   if (c.has("max_failures")) s.max_failures = static_cast<int>(c.get_int("max_failures"));
   s.resume = c.get_bool("resume");
   s.use_feedback = c.get_bool("use_feedback_llm");
-  s.rate_limit = static_cast<int>(c.get_int("llm_rate_limit", 4));
+  s.rate_limit = std::max(1, static_cast<int>(c.get_int("llm_rate_limit", 4)));
+  s.workers = std::min(s.branches, s.rate_limit + 2);
   s.seed = static_cast<uint64_t>(c.get_int("seed", 0));
   s.num_inspirations = static_cast<size_t>(c.get_int("prompt.num_inspirations", 2));
   s.max_log_chars = static_cast<size_t>(c.get_int("prompt.max_log_chars", 6000));
+  s.max_prompt_chars = static_cast<size_t>(c.get_int("prompt.max_chars", 200000));
   s.include_reference = c.get_bool("prompt.include_reference", true);
   s.allow_templated = c.get_bool("prompt.allow_templated");
   // One branch refines the best kernel: one island is all it needs.
@@ -153,6 +161,7 @@ class Search {
 
  private:
   Status open_job_record();
+  Status claim_job_record();  // inside open_job_record's transaction
   Status set_up_llms();    // configs and templates: no writes, so a mistake costs no job name
   Status create_broker();  // the clients (API keys), once the job's name is final
   Status seed_iteration();
@@ -168,6 +177,7 @@ class Search {
     in.language = job_.language;
     in.archs = {job_.arch};
     in.max_log_chars = s_.max_log_chars;
+    in.max_chars = s_.max_prompt_chars;
     return in;
   }
   Status finish_kernel(KernelRecord& k, const EvalResult* eval, const std::string& server,
@@ -206,6 +216,12 @@ class Search {
   std::optional<SeedKernel> seed_;                  // resolved before the job record is made
   std::optional<Ensemble> ensemble_;
   std::optional<ServerConfig> feedback_server_;
+  JobOwner owner_ = this_process();
+  std::optional<JobHeartbeat> heartbeat_;  // while this process owns the job
+  bool created_job_ = false;               // this run made the job row (not a resume)
+  std::atomic<int> stored_this_run_{0};    // kernels this run put into the database
+  std::atomic<bool> env_stop_{false};      // an environment fault stops the job
+  std::string env_error_;                  // the first one (under mutex_)
   double now_s() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
@@ -216,6 +232,12 @@ class Search {
 };
 
 Status Search::open_job_record() {
+  // One transaction (BEGIN IMMEDIATE): two processes starting or resuming the same job at once
+  // cannot both take it.
+  return job_.store->transaction([this] { return claim_job_record(); });
+}
+
+Status Search::claim_job_record() {
   auto existing = job_.store->job(job_.job_name);
   if (!existing) return existing.status();
   auto kernels =
@@ -228,6 +250,13 @@ Status Search::open_job_record() {
                            " to continue; list the jobs with `kernelfoundry jobs`, or drop "
                            "resume=true to start it");
     record_ = **existing;
+    if (job_owner_alive(record_))
+      return Status::error("resume=true: job '" + job_.job_name + "' is still running (" +
+                           describe_owner(record_) +
+                           "); two processes must not write one job. Wait for it to finish, "
+                           "or stop it first (Ctrl-C in its terminal, or kill " +
+                           std::to_string(record_.owner_pid) + " on " + record_.owner_host +
+                           "), then resume");
     if (!record_.task_hash.empty() && record_.task_hash != job_.task.hash)
       return Status::error("resume=true: job '" + job_.job_name +
                            "' ran on another version of the task package (hash " +
@@ -259,7 +288,11 @@ Status Search::open_job_record() {
   record_.task_hash = job_.task.hash;
   record_.language = language_;
   record_.gpu_arch = job_.gpu_arch;
+  created_job_ = !s_.resume;
   record_.status = "running";
+  record_.owner_pid = owner_.pid;
+  record_.owner_host = owner_.host;
+  record_.heartbeat_at = now_iso8601();
   record_.config_json = job_.config.tree().dump();
   record_.progress_json = nlohmann::json{{"stage", "reference"}}.dump();
   KF_RETURN_IF_ERROR(job_.store->put_job(record_));
@@ -351,7 +384,10 @@ void Search::absorb(const KernelRecord& k) {
       {"timeline", timeline_.count(k.uuid) ? timeline_[k.uuid] : nlohmann::json()}};
   timeline_.erase(k.uuid);
   // Kept as text: a few hundred bytes per kernel instead of a tree of JSON nodes.
-  kernel_entries_.push_back("    " + replace_all(entry.dump(2), "\n", "\n    "));
+  kernel_entries_.push_back(
+      "    " +
+      replace_all(entry.dump(2, ' ', false, nlohmann::json::error_handler_t::replace), "\n",
+                  "\n    "));
 }
 
 void Search::evaluate_into(KernelRecord& k, const std::vector<std::string>& codes,
@@ -386,13 +422,18 @@ Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std:
   k.archive_cell = describe_code(k.code, job_.language).cell();
   if (k.fitness == 0) k.fitness = k.verdict;
   KF_RETURN_IF_ERROR(job_.store->put_kernel(k));
+  ++stored_this_run_;
   fs::path dir = kernel_dir(k.trial, k.branch);
-  if (!k.prompt.empty()) (void)write_file(dir / "prompt.md", k.prompt);
-  if (!k.answer.empty()) (void)write_file(dir / "answer.md", k.answer);
-  (void)write_file(dir / "code.txt", k.code);
-  (void)write_file(dir / "eval_log.txt", k.eval_log.empty() ? k.reason + "\n" : k.eval_log);
+  // Run files are scrubbed of key values like every stored row (util/secrets.h).
+  if (!k.prompt.empty()) (void)write_file(dir / "prompt.md", redact_secrets(k.prompt));
+  if (!k.answer.empty()) (void)write_file(dir / "answer.md", redact_secrets(k.answer));
+  (void)write_file(dir / "code.txt", redact_secrets(k.code));
+  (void)write_file(dir / "eval_log.txt",
+                   redact_secrets(k.eval_log.empty() ? k.reason + "\n" : k.eval_log));
   if (eval && !eval->harness.is_null())
-    (void)write_file(dir / "result.json", eval->harness.dump(2));
+    (void)write_file(dir / "result.json",
+                     redact_secrets(eval->harness.dump(
+                         2, ' ', false, nlohmann::json::error_handler_t::replace)));
 
   std::lock_guard<std::mutex> lock(mutex_);
   std::string who = k.trial == 0       ? "start"
@@ -450,6 +491,14 @@ Status Search::seed_iteration() {
   k.code = encode_codes(codes);
   EvalResult eval;
   evaluate_into(k, seed->codes, "t00_b00", &eval);
+  if (!eval.environment_error.empty()) {
+    env_error_ = "the starting kernel could not be evaluated: environment error (not the "
+                 "kernel's fault): " +
+                 eval.environment_error;
+    env_stop_ = true;
+    return Status::error(env_error_);
+  }
+  if (g_stop) return Status::ok();  // stopped mid-evaluation: evaluated again on resume
   KF_RETURN_IF_ERROR(finish_kernel(k, &eval, "", false, 0));
   std::lock_guard<std::mutex> lock(mutex_);
   absorb(k);
@@ -507,7 +556,8 @@ std::string Search::feedback_for(KernelRecord& parent) {
   }
   parent.feedback = trim(answer->answer.text);
   (void)job_.store->put_kernel(parent);
-  (void)write_file(kernel_dir(parent.trial, parent.branch) / "feedback.md", parent.feedback + "\n");
+  (void)write_file(kernel_dir(parent.trial, parent.branch) / "feedback.md",
+                   redact_secrets(parent.feedback + "\n"));
   return parent.feedback;
 }
 
@@ -573,7 +623,7 @@ KernelRecord Search::run_branch(const BranchPlan& plan) {
   k.prompt_tokens = a.prompt_tokens;
   k.completion_tokens = a.completion_tokens;
   k.cost = a.cost;
-  if (g_stop) return KernelRecord{};
+  if (g_stop || env_stop_) return KernelRecord{};
   EvalResult eval;
   bool evaluated = false;
   if (a.truncated) {
@@ -589,6 +639,17 @@ KernelRecord Search::run_branch(const BranchPlan& plan) {
     k.code = encode_codes(code->codes);
     evaluate_into(k, code->codes, strprintf("t%02d_b%02d", plan.trial, plan.branch), &eval);
     evaluated = true;
+    if (!eval.environment_error.empty()) {
+      // The machine failed, not the candidate: nothing is stored, the job stops, and on resume
+      // the branch runs again with its paid answer.
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (env_error_.empty()) env_error_ = eval.environment_error;
+      env_stop_ = true;
+      return KernelRecord{};
+    }
+    // Stopped mid-evaluation: nothing is stored, the branch runs again on resume and reuses
+    // its paid answer.
+    if (g_stop) return KernelRecord{};
   }
   (void)finish_kernel(k, evaluated ? &eval : nullptr, answer->server, answer->reused, llm_s);
   return k;
@@ -613,9 +674,9 @@ Status Search::write_results() {
   results_["wall_s"] = now_s();
   results_["kernels"] = "@kernels@";
   std::string text = replace_all(
-      results_.dump(2), "\"@kernels@\"",
+      results_.dump(2, ' ', false, nlohmann::json::error_handler_t::replace), "\"@kernels@\"",
       kernel_entries_.empty() ? std::string("[]") : "[\n" + join(kernel_entries_, ",\n") + "\n  ]");
-  return write_file(job_.run_dir / "results.json", text);
+  return write_file(job_.run_dir / "results.json", redact_secrets(text));
 }
 
 Status Search::save_best() {
@@ -655,11 +716,39 @@ Result<SearchSummary> Search::run() {
     seed_ = std::move(*seed);
   }
   KF_RETURN_IF_ERROR(open_job_record());
+  heartbeat_.emplace(job_.store->path(), job_.job_name, owner_);
+  // A start that stored nothing gives its job name back (a new job) or leaves the job as it
+  // was, resumable (a resumed one); otherwise the job is recorded as failed with the reason.
   auto fail = [&](const std::string& message) -> Status {
-    record_.status = "failed";
-    record_.progress_json = nlohmann::json{{"stage", "failed"}, {"error", message}}.dump();
+    heartbeat_.reset();
+    if (stored_this_run_ == 0 && created_job_) {
+      (void)job_.store->delete_job(job_.job_name);
+      return Status::error(message + "\n(nothing was stored; the job name '" + job_.job_name +
+                           "' is free again)");
+    }
+    record_.status = stored_this_run_ == 0 ? "interrupted" : "failed";
+    record_.progress_json =
+        nlohmann::json{{"stage", "failed"}, {"error", escape_invalid_utf8(message)}}.dump();
     (void)job_.store->put_job(record_);
     return Status::error(message);
+  };
+  // The machine failed (disk full, read-only path, device gone): the job stops as interrupted,
+  // resumable once the cause is fixed; the candidate that hit it is not blamed or stored.
+  auto environment_stop = [&](const std::string& message) -> Status {
+    heartbeat_.reset();
+    std::string text = message + "\nFix the cause and continue with resume=true job_name=" +
+                       job_.job_name;
+    if (stored_this_run_ == 0 && created_job_) {
+      (void)job_.store->delete_job(job_.job_name);
+      return Status::error(message + "\n(nothing was stored; the job name '" + job_.job_name +
+                           "' is free again)");
+    }
+    record_.status = "interrupted";
+    record_.progress_json =
+        nlohmann::json{{"stage", "environment_error"}, {"error", escape_invalid_utf8(message)}}
+            .dump();
+    (void)job_.store->put_job(record_);
+    return Status::error(text);
   };
   if (Status s = create_broker(); !s) return fail(s.message());
   auto toolchain = find_toolchain();
@@ -680,7 +769,10 @@ Result<SearchSummary> Search::run() {
   auto reference = evaluator_->prepare_reference();
   double reference_end = now_s();
   if (!reference) {
-    out_ << " failed\n";
+    out_ << (g_stop ? " stopped\n" : " failed\n");
+    if (g_stop) return fail("interrupted by Ctrl-C while the reference was built and timed");
+    if (!evaluator_->reference_environment_error().empty())
+      return environment_stop(reference.message());
     return fail(reference.message());
   }
   out_ << strprintf(" ok (build %.2f s, tests %.2f s)\n", reference->build_s, reference->test_s);
@@ -704,7 +796,8 @@ Result<SearchSummary> Search::run() {
                {{"build", {reference_begin, reference_begin + reference->build_s}},
                 {"test", {reference_end - reference->test_s, reference_end}}}}};
 
-  if (Status s = seed_iteration(); !s) return fail(s.message());
+  if (Status s = seed_iteration(); !s)
+    return env_stop_ ? environment_stop(s.message()) : fail(s.message());
   summary_.stop_reason = "max_iters";
   for (int trial = 1; trial <= s_.max_iters && !g_stop; ++trial) {
     std::vector<BranchPlan> plans;
@@ -729,19 +822,32 @@ Result<SearchSummary> Search::run() {
     if (!plans.empty() && plans.size() < size_t(s_.branches))
       out_ << strprintf("[iter %d/%d] resuming: %zu of %d branch(es) already evaluated\n", trial,
                         s_.max_iters, size_t(s_.branches) - plans.size(), s_.branches);
-    // One thread per branch: LLM calls overlap (bounded by llm_rate_limit), builds overlap, and
-    // the evaluator's device lock runs the tests one at a time.
-    std::vector<std::thread> threads;
-    for (const BranchPlan& plan : plans) {
-      threads.emplace_back([this, plan, &done, &have] {
-        KernelRecord k = run_branch(plan);
-        if (!k.uuid.empty()) {
-          done[size_t(plan.branch)] = std::move(k);
-          have[size_t(plan.branch)] = 1;
+    // A bounded pool: LLM calls overlap (up to llm_rate_limit), builds overlap, and the
+    // evaluator's device lock runs the tests one at a time. Workers take no new branch once
+    // the job is stopping.
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> workers;
+    size_t pool = std::min(plans.size(), static_cast<size_t>(std::max(1, s_.workers)));
+    for (size_t w = 0; w < pool; ++w) {
+      workers.emplace_back([this, &plans, &next, &done, &have] {
+        for (size_t i = next++; i < plans.size() && !g_stop && !env_stop_; i = next++) {
+          KernelRecord k = run_branch(plans[i]);
+          if (!k.uuid.empty()) {
+            done[size_t(plans[i].branch)] = std::move(k);
+            have[size_t(plans[i].branch)] = 1;
+          }
         }
       });
     }
-    for (auto& t : threads) t.join();
+    for (auto& t : workers) t.join();
+    if (env_stop_) {
+      for (int b = 0; b < s_.branches; ++b)
+        if (have[size_t(b)]) absorb(done[size_t(b)]);
+      (void)write_results();
+      return environment_stop("a candidate could not be evaluated: environment error (not the "
+                              "candidate's fault): " +
+                              env_error_);
+    }
 
     bool any_correct = false, complete = true;
     for (int b = 0; b < s_.branches; ++b) {
@@ -787,6 +893,7 @@ Result<SearchSummary> Search::run() {
     if (Status s = save_best(); !s)
       out_ << "could not write the best kernel's package: " << s.message() << "\n";
   }
+  heartbeat_.reset();
   record_.status = g_stop ? "interrupted" : "done";
   auto totals = job_.store->llm_totals(job_.job_name);
   if (!totals) return totals.status();
@@ -829,11 +936,16 @@ Result<SearchSummary> run_search(JobContext& job, ProcessRunner& runner, std::os
                                  const SearchHooks& hooks) {
   g_stop = false;
   reset_llm_cancel();
-  auto previous = std::signal(SIGINT, on_sigint);
+  reset_process_cancel();
+  auto previous_int = std::signal(SIGINT, on_stop_signal);
+  auto previous_term = std::signal(SIGTERM, on_stop_signal);
   struct Restore {
-    decltype(previous) handler;
-    ~Restore() { std::signal(SIGINT, handler); }
-  } restore{previous};
+    decltype(previous_int) int_handler, term_handler;
+    ~Restore() {
+      std::signal(SIGINT, int_handler);
+      std::signal(SIGTERM, term_handler);
+    }
+  } restore{previous_int, previous_term};
   Search search(job, runner, out, hooks);
   return search.run();
 }

@@ -1,6 +1,8 @@
 // Iteration 0's kernel: stored best, a named job's best, a file, a run directory, or the block.
 #include "search/seed_kernel.h"
 
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "util/fs.h"
@@ -8,9 +10,50 @@
 
 namespace kf {
 
+namespace {
+
+std::string to_hex(std::string_view bytes) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+std::optional<std::string> from_hex(std::string_view hex) {
+  if (hex.size() % 2 != 0) return std::nullopt;
+  std::string out(hex.size() / 2, '\0');
+  for (size_t i = 0; i < out.size(); ++i) {
+    int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out[i] = static_cast<char>(hi * 16 + lo);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string encode_codes(const std::vector<std::string>& codes) {
   if (codes.size() == 1) return codes.front();
-  return nlohmann::json(codes).dump();
+  // JSON strings hold only UTF-8: a block with other bytes (from an LLM answer) is kept exactly
+  // as {"hex": "..."} instead of making dump() throw.
+  nlohmann::json array = nlohmann::json::array();
+  for (const auto& code : codes) {
+    if (is_valid_utf8(code))
+      array.push_back(code);
+    else
+      array.push_back({{"hex", to_hex(code)}});
+  }
+  return array.dump();
 }
 
 std::vector<std::string> decode_codes(const std::string& stored, size_t num_blocks) {
@@ -18,8 +61,14 @@ std::vector<std::string> decode_codes(const std::string& stored, size_t num_bloc
     auto parsed = nlohmann::json::parse(stored, nullptr, false);
     if (parsed.is_array() && parsed.size() == num_blocks) {
       std::vector<std::string> codes;
-      for (const auto& c : parsed)
-        if (c.is_string()) codes.push_back(c.get<std::string>());
+      for (const auto& c : parsed) {
+        if (c.is_string()) {
+          codes.push_back(c.get<std::string>());
+        } else if (c.is_object() && c.contains("hex") && c["hex"].is_string()) {
+          if (auto bytes = from_hex(c["hex"].get<std::string>()))
+            codes.push_back(std::move(*bytes));
+        }
+      }
       if (codes.size() == num_blocks) return codes;
     }
   }

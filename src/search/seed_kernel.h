@@ -21,7 +21,8 @@ struct SeedKernel {
 // the key, the value and the fix.
 Result<SeedKernel> resolve_seed_kernel(JobContext& job);
 
-// Kernel code as stored: one block as it is, several as a JSON array of strings.
+// Kernel code as stored: one block as it is, several as a JSON array of strings (a block that is
+// not UTF-8 as {"hex": "<its bytes>"}); decode gives back the exact bytes.
 std::string encode_codes(const std::vector<std::string>& codes);
 std::vector<std::string> decode_codes(const std::string& stored, size_t num_blocks);
 

@@ -137,6 +137,9 @@ TEST_F(SeedKernelTest, FilesAndRunDirectories) {
 TEST(SeedKernelCodes, SeveralBlocksRoundTripAsJson) {
   std::vector<std::string> two = {"a\n", "b\n"};
   EXPECT_EQ(decode_codes(encode_codes(two), 2), two);
+  // Bytes that are not UTF-8 (from an LLM answer) survive the JSON encoding exactly.
+  const std::vector<std::string> raw = {"a\xff\xfe b", std::string("\xc3\0z", 3)};
+  EXPECT_EQ(decode_codes(encode_codes(raw), 2), raw);
   EXPECT_EQ(encode_codes({"one"}), "one");
   EXPECT_EQ(decode_codes("[\"not\", \"json for one block\"]", 1),
             std::vector<std::string>{"[\"not\", \"json for one block\"]"});

@@ -14,7 +14,8 @@ constexpr std::array<const char*, 4> kJobStatuses = {"running", "done", "failed"
 
 constexpr const char* kJobColumns =
     "job_name, task_name, task_hash, language, gpu_arch, status, config_json, progress_json, "
-    "prompt_tokens, completion_tokens, cost, created_at, updated_at";
+    "prompt_tokens, completion_tokens, cost, created_at, updated_at, owner_pid, owner_host, "
+    "heartbeat_at";
 
 JobRecord read_job(const Statement& s) {
   JobRecord job;
@@ -31,6 +32,9 @@ JobRecord read_job(const Statement& s) {
   job.cost = s.real(10);
   job.created_at = s.text(11);
   job.updated_at = s.text(12);
+  job.owner_pid = s.int64(13);
+  job.owner_host = s.text(14);
+  job.heartbeat_at = s.text(15);
   return job;
 }
 
@@ -57,13 +61,14 @@ Status Store::put_job(const JobRecord& job) {
   Result<Statement> s = Statement::prepare(
       db_, path_.string(),
       std::string("INSERT INTO jobs (") + kJobColumns +
-          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
+          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) "
           "ON CONFLICT(job_name) DO UPDATE SET task_name = excluded.task_name, "
           "task_hash = excluded.task_hash, language = excluded.language, "
           "gpu_arch = excluded.gpu_arch, status = excluded.status, "
           "config_json = excluded.config_json, progress_json = excluded.progress_json, "
           "prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens, "
-          "cost = excluded.cost, updated_at = excluded.updated_at");
+          "cost = excluded.cost, updated_at = excluded.updated_at, owner_pid = excluded.owner_pid, "
+          "owner_host = excluded.owner_host, heartbeat_at = excluded.heartbeat_at");
   if (!s) return s.status();
   std::string now = now_iso8601();
   s->bind_text(1, job.job_name)
@@ -78,8 +83,34 @@ Status Store::put_job(const JobRecord& job) {
       .bind_int(10, job.completion_tokens)
       .bind_double(11, job.cost)
       .bind_text(12, job.created_at.empty() ? now : job.created_at)
-      .bind_text(13, now);
+      .bind_text(13, now)
+      .bind_int(14, job.owner_pid)
+      .bind_text(15, job.owner_host)
+      .bind_text(16, job.heartbeat_at);
   return s->run("cannot save job '" + job.job_name + "'");
+}
+
+Result<bool> Store::heartbeat_job(const std::string& job_name, int64_t owner_pid,
+                                  const std::string& owner_host) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  Result<Statement> s = Statement::prepare(
+      db_, path_.string(),
+      "UPDATE jobs SET heartbeat_at = ?1 WHERE job_name = ?2 AND owner_pid = ?3 AND "
+      "owner_host = ?4");
+  if (!s) return s.status();
+  s->bind_text(1, now_iso8601()).bind_text(2, job_name).bind_int(3, owner_pid).bind_text(4,
+                                                                                        owner_host);
+  KF_RETURN_IF_ERROR(s->run("cannot record the heartbeat of job '" + job_name + "'"));
+  return sqlite3_changes(db_) > 0;
+}
+
+Status Store::delete_job(const std::string& job_name) {
+  std::lock_guard<std::recursive_mutex> lock(mutex_);
+  Result<Statement> s =
+      Statement::prepare(db_, path_.string(), "DELETE FROM jobs WHERE job_name = ?1");
+  if (!s) return s.status();
+  s->bind_text(1, job_name);
+  return s->run("cannot delete job '" + job_name + "'");
 }
 
 Result<std::optional<JobRecord>> Store::job(const std::string& job_name) {

@@ -108,12 +108,22 @@ CREATE TABLE llm_calls (
 );
 )sql";
 
+// Version 3: who runs a job. A running job names its process (pid, host) and refreshes a
+// heartbeat, so a job whose process died reads as interrupted and a second process cannot
+// resume a job that is still alive elsewhere.
+constexpr const char* kSchemaV3 = R"sql(
+ALTER TABLE jobs ADD COLUMN owner_pid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN owner_host TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN heartbeat_at TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
   static const std::vector<Migration> kMigrations = {
       {1, kSchemaV1},
       {2, kSchemaV2},
+      {3, kSchemaV3},
   };
   return kMigrations;
 }

@@ -3,11 +3,49 @@
 
 #include <sqlite3.h>
 
+#include "util/fs.h"
+#include "util/secrets.h"
+
 namespace kf {
+
+std::string sqlite_fault_hint(int code, int system_errno, const std::string& path) {
+  std::string os = system_errno != 0 ? " (" + io_error_text(system_errno) + ")" : "";
+  switch (code & 0xff) {
+    case SQLITE_FULL:
+      return "; the disk holding it is full" + os +
+             ": free some space and run again (the last change was not saved)";
+    case SQLITE_READONLY:
+      return "; it cannot be written" + os + ": make " + path +
+             " and its folder writable (SQLite also writes " + path + "-wal and " + path +
+             "-shm beside it), or set paths.kernels_db_path to a writable path";
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return "; another process (another kernelfoundry job, an open sqlite3 shell) holds a lock "
+             "on it for longer than database.busy_timeout_ms: wait until it is done, or raise "
+             "database.busy_timeout_ms";
+    case SQLITE_NOTADB:
+      return "; the file is not an SQLite database: set paths.kernels_db_path to the kernel "
+             "database, or move " +
+             path + " away to start a new one";
+    case SQLITE_CORRUPT:
+      return "; the database is damaged: restore it from a backup, salvage it with `sqlite3 " +
+             path + " .recover`, or move it away to start a new one";
+    case SQLITE_IOERR:
+      return "; reading or writing the file failed" + os + ": check the disk";
+    case SQLITE_CANTOPEN:
+      return "; the file cannot be opened" + os +
+             ": check that its folder exists and is writable, or set paths.kernels_db_path";
+    default:
+      return os;
+  }
+}
 
 Status sqlite_error(sqlite3* db, const std::string& path, std::string_view what) {
   std::string message = "kernel database " + path + ": " + std::string(what);
-  if (db != nullptr) message += ": " + std::string(sqlite3_errmsg(db));
+  if (db != nullptr) {
+    message += ": " + std::string(sqlite3_errmsg(db));
+    message += sqlite_fault_hint(sqlite3_extended_errcode(db), sqlite3_system_errno(db), path);
+  }
   return Status::error(message);
 }
 
@@ -37,7 +75,15 @@ void Statement::check_bind(int rc) {
   if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
 }
 
+// Every text a row receives passes here: no registered secret (util/secrets.h) is ever stored.
+// Query parameters are redacted the same way, so they still match what was stored.
 Statement& Statement::bind_text(int index, std::string_view value) {
+  if (contains_secret(value)) {
+    std::string redacted = redact_secrets(value);
+    check_bind(sqlite3_bind_text64(stmt_, index, redacted.data(), redacted.size(), SQLITE_TRANSIENT,
+                                   SQLITE_UTF8));
+    return *this;
+  }
   check_bind(
       sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
   return *this;

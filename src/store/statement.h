@@ -14,8 +14,11 @@ struct sqlite3_stmt;
 
 namespace kf {
 
-// "kernel database <path>: <what>: <sqlite3_errmsg>".
+// "kernel database <path>: <what>: <sqlite3_errmsg>; <cause and fix>" (a full disk, a read-only
+// file, a lock held too long, a file that is not a database or is corrupt).
 Status sqlite_error(sqlite3* db, const std::string& path, std::string_view what);
+// The "; <cause and fix>" for an SQLite result code (and the OS errno behind it, 0 = none).
+std::string sqlite_fault_hint(int code, int system_errno, const std::string& path);
 
 class Statement {
  public:

@@ -28,13 +28,39 @@ Status enable_wal(sqlite3* db, const std::string& where, int busy_timeout_ms) {
   }
 }
 
+// SQLite takes a 0-byte file for a new, empty database. An existing empty file is more likely a
+// truncated copy or a failed write than a wish for a fresh database: refuse it, so a job's
+// history is never silently replaced by nothing. Another process that is creating the database
+// right now writes its first page within moments, so a short wait tells the two apart.
+Status refuse_empty_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  auto empty = [&] { return fs::is_regular_file(path, ec) && fs::file_size(path, ec) == 0 && !ec; };
+  if (!empty()) return Status::ok();
+  for (int i = 0; i < 25 && empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (!empty()) return Status::ok();
+  return Status::error("kernel database " + path.string() +
+                       " exists but is empty (0 bytes): it is not a database, perhaps a truncated "
+                       "copy or a write that failed. Restore it from a backup, or delete it to "
+                       "start a new database (paths.kernels_db_path)");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& path, int busy_timeout_ms) {
   using R = Result<std::unique_ptr<Store>>;
   if (path.empty()) return R::error("kernels_db_path is empty; set it to a file path");
-  if (path.has_parent_path()) KF_RETURN_IF_ERROR(make_dirs(path.parent_path()));
   const std::string where = path.string();
+  if (path.has_parent_path()) {
+    if (Status s = make_dirs(path.parent_path()); !s)
+      return R::error("cannot create the folder of the kernel database " + where +
+                      " (paths.kernels_db_path): " + s.message());
+  }
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    return R::error("kernel database " + where +
+                    " is a directory; set paths.kernels_db_path to a file path");
+  KF_RETURN_IF_ERROR(refuse_empty_file(path));
 
   sqlite3* db = nullptr;
   int rc =
@@ -42,15 +68,23 @@ Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& path, in
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    int system_errno = db != nullptr ? sqlite3_system_errno(db) : 0;
     sqlite3_close_v2(db);
-    return R::error("cannot open kernel database " + where + ": " + message);
+    return R::error("cannot open kernel database " + where + ": " + message +
+                    sqlite_fault_hint(rc, system_errno, where));
   }
   std::unique_ptr<Store> store(new Store(db, path));
   sqlite3_extended_result_codes(db, 1);
   sqlite3_busy_timeout(db, busy_timeout_ms);
+  // SQLite silently opens a write-protected file read-only; every job writes, so say it now.
+  if (sqlite3_db_readonly(db, "main") == 1)
+    return R::error("kernel database " + where + " is read-only" +
+                    sqlite_fault_hint(SQLITE_READONLY, 0, where));
 
   // WAL lets readers (a report, a second job) work while a job writes. Where the file system
   // cannot do WAL (some network mounts) SQLite keeps its rollback journal, which still works.
+  // The first statements read the file: a file that is not a database, or a damaged one, shows
+  // here (sqlite_error names the cause and the fix).
   KF_RETURN_IF_ERROR(enable_wal(db, where, busy_timeout_ms));
   KF_RETURN_IF_ERROR(store->exec("PRAGMA foreign_keys = ON", "cannot enable foreign keys"));
   // NORMAL is crash-safe in WAL mode; only the last commits may be lost on power failure.

@@ -26,6 +26,9 @@ struct JobRecord {
   std::string config_json{}, progress_json{}, created_at{}, updated_at{};
   int64_t prompt_tokens = 0, completion_tokens = 0;
   double cost = 0;
+  // The process that runs (or last ran) the job, and when it last said it was alive.
+  int64_t owner_pid = 0;
+  std::string owner_host{}, heartbeat_at{};
 };
 
 struct TaskRecord {
@@ -103,6 +106,12 @@ class Store {
   Status put_job(const JobRecord& job);  // insert or update by job_name
   Result<std::optional<JobRecord>> job(const std::string& job_name);
   Result<std::vector<JobRecord>> jobs();  // oldest first
+  // Stamps heartbeat_at with the current time while (owner_pid, owner_host) still own the job;
+  // false when another process has taken it over.
+  Result<bool> heartbeat_job(const std::string& job_name, int64_t owner_pid,
+                             const std::string& owner_host);
+  // Removes a job and, through the foreign keys, its kernels and LLM calls.
+  Status delete_job(const std::string& job_name);
 
   Status put_task(const TaskRecord& task);  // insert if absent (by hash)
   Result<std::optional<TaskRecord>> task(const std::string& task_hash);

@@ -12,6 +12,7 @@
 
 #include "store/schema.h"
 #include "util/fs.h"
+#include "util/secrets.h"
 
 namespace kf {
 namespace {
@@ -386,6 +387,42 @@ TEST_F(StoreTest, NonDatabaseFileGivesErrorWithPath) {
   EXPECT_NE(store.message().find("not a database"), std::string::npos) << store.message();
 }
 
+TEST_F(StoreTest, NonDatabaseFileNamesTheCauseAndTheFix) {
+  ASSERT_TRUE(write_file(db_path_, std::string(4096, 'x')).is_ok());
+  auto store = Store::open(db_path_);
+  ASSERT_FALSE(store.is_ok());
+  EXPECT_NE(store.message().find("not an SQLite database"), std::string::npos) << store.message();
+  EXPECT_NE(store.message().find("paths.kernels_db_path"), std::string::npos) << store.message();
+}
+
+TEST_F(StoreTest, EmptyFileIsRefusedAndLeftAsItIs) {
+  ASSERT_TRUE(write_file(db_path_, "").is_ok());
+  auto store = Store::open(db_path_);
+  ASSERT_FALSE(store.is_ok());
+  EXPECT_EQ(store.message(),
+            "kernel database " + db_path_.string() +
+                " exists but is empty (0 bytes): it is not a database, perhaps a truncated copy "
+                "or a write that failed. Restore it from a backup, or delete it to start a new "
+                "database (paths.kernels_db_path)");
+  EXPECT_EQ(fs::file_size(db_path_), 0u);
+}
+
+TEST_F(StoreTest, LockHeldTooLongNamesTheTimeoutKey) {
+  auto store = open_store();
+  ASSERT_TRUE(store);
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path_.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  auto waiting = Store::open(db_path_, 50);
+  Status put = waiting.is_ok() ? (*waiting)->put_job(job_named("j-locked")) : waiting.status();
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  ASSERT_FALSE(put.is_ok());
+  EXPECT_NE(put.message().find(db_path_.string()), std::string::npos) << put.message();
+  EXPECT_NE(put.message().find("database is locked"), std::string::npos) << put.message();
+  EXPECT_NE(put.message().find("database.busy_timeout_ms"), std::string::npos) << put.message();
+}
+
 TEST_F(StoreTest, ConcurrentWritersOnOneFileDoNotFail) {
   // Both open the fresh file at once: they race for WAL mode and the migrations too.
   constexpr int kPerWriter = 150;
@@ -499,7 +536,7 @@ TEST_F(StoreTest, SchemaOneDatabaseMigratesKeepingItsKernels) {
       "INSERT INTO kernels (uuid, job_name, verdict, created_at) VALUES ('k1', 'old', 5, 't');");
   auto store = open_store();
   ASSERT_TRUE(store);
-  EXPECT_EQ(store->schema_version(), 2);
+  EXPECT_EQ(store->schema_version(), latest_schema_version());
   auto k = store->kernel("k1");
   ASSERT_TRUE(k.is_ok() && k->has_value()) << k.message();
   EXPECT_EQ((*k)->verdict, 5);
@@ -555,6 +592,42 @@ TEST_F(StoreTest, LlmCallsRoundTripPerJobAndKey) {
   EXPECT_EQ((*back)->feedback, k.feedback);
   EXPECT_EQ((*back)->island, 1);
   EXPECT_EQ((*back)->finish_reason, "stop");
+}
+
+TEST_F(StoreTest, NoRegisteredSecretIsStored) {
+  auto store = open_store();
+  ASSERT_TRUE(store);
+  register_secret("KF_STORE_TEST_KEY", "sk-store-test-0123456789");
+  JobRecord job = job_named("j-secret");
+  job.progress_json =
+      R"({"stage": "failed", "error": "HTTP 401: bad key sk-store-test-0123456789"})";
+  ASSERT_TRUE(store->put_job(job).is_ok());
+  KernelRecord k = kernel("j-secret", 0, std::nullopt);
+  k.reason = "no answer from the LLM: echo sk-store-test-0123456789";
+  k.prompt = "token=sk-store-test-0123456789";
+  ASSERT_TRUE(store->put_kernel(k).is_ok());
+  LlmCallRecord call;
+  call.job_name = "j-secret";
+  call.call_key = "generate:t1:b0";
+  call.answer = "sk-store-test-0123456789";
+  ASSERT_TRUE(store->put_llm_call(call).is_ok());
+  clear_secrets();
+
+  auto back = store->kernel(k.uuid);
+  ASSERT_TRUE(back.is_ok() && back->has_value()) << back.message();
+  EXPECT_EQ((*back)->reason, "no answer from the LLM: echo [redacted KF_STORE_TEST_KEY]");
+  EXPECT_EQ((*back)->prompt, "token=[redacted KF_STORE_TEST_KEY]");
+  auto j = store->job("j-secret");
+  ASSERT_TRUE(j.is_ok() && j->has_value());
+  EXPECT_EQ((*j)->progress_json.find("sk-store-test"), std::string::npos) << (*j)->progress_json;
+  auto c = store->llm_call("j-secret", "generate:t1:b0");
+  ASSERT_TRUE(c.is_ok() && c->has_value());
+  EXPECT_EQ((*c)->answer, "[redacted KF_STORE_TEST_KEY]");
+  // Nowhere in the file either (WAL included).
+  std::string bytes;
+  for (const fs::path& file : {db_path_, fs::path(db_path_.string() + "-wal")})
+    if (auto text = read_file(file); text.is_ok()) bytes += *text;
+  EXPECT_EQ(bytes.find("sk-store-test-0123456789"), std::string::npos);
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 // writing a candidate's copy of it.
 #include <yaml-cpp/yaml.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <system_error>
 
 #include "task/internal.h"
@@ -46,10 +49,46 @@ bool is_ignored(std::string_view name, bool is_dir, bool top_level) {
   return starts_with(name, "._");  // macOS AppleDouble litter in zips
 }
 
-Result<std::vector<std::string>> list_package_files(const fs::path& dir) {
-  std::vector<std::string> files;
+namespace {
+
+// Whether `path` (absolute, lexically normal) is `root` or lies under it.
+bool is_within(const fs::path& path, const fs::path& root) {
+  fs::path rel = path.lexically_relative(root);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+// A symlink found while listing `root` (canonical): "" when it may be read as the file it
+// points to, else the line that refuses it. A package comes from someone else, so a link must
+// not make us read (and store, copy, prompt with) a file of this machine outside it.
+std::string check_link(const fs::path& root, const fs::path& link, bool* is_file) {
   std::error_code ec;
-  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  const std::string rel = link.lexically_relative(root).generic_string();
+  fs::path target = fs::read_symlink(link, ec);
+  const std::string shown = "symlink '" + rel + "' -> '" + target.string() + "'";
+  const std::string fix =
+      ": a task package is data from someone else, so its links are not followed out of it; "
+      "replace the link with a copy of the file if you mean to ship it, or remove it";
+  fs::path resolved = fs::canonical(link, ec);
+  if (ec) return "task package " + root.string() + ": " + shown + " points to nothing" + fix;
+  if (!is_within(resolved, root))
+    return "task package " + root.string() + ": " + shown + " points outside the package (to " +
+           resolved.string() + ")" + fix;
+  *is_file = fs::is_regular_file(resolved, ec);
+  return "";
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> list_package_files(const fs::path& dir) {
+  std::vector<std::string> files, errors;
+  std::error_code ec;
+  // Links are judged against the real folder, so a symlinked path to the package still works.
+  fs::path root = fs::canonical(dir, ec);
+  if (ec) {
+    return Result<std::vector<std::string>>::error("cannot read folder " + dir.string() + ": " +
+                                                   ec.message());
+  }
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
   if (ec) {
     return Result<std::vector<std::string>>::error("cannot read folder " + dir.string() + ": " +
                                                    ec.message());
@@ -58,17 +97,31 @@ Result<std::vector<std::string>> list_package_files(const fs::path& dir) {
     if (ec) break;
     const std::string name = it->path().filename().string();
     const bool top = it.depth() == 0;
+    if (it->is_symlink(ec)) {
+      // Never recursed into (the iterator does not follow directory links); a link to a file
+      // inside is read as that file.
+      bool is_file = false;
+      if (is_ignored(name, it->is_directory(ec), top)) continue;
+      std::string refused = check_link(root, it->path(), &is_file);
+      if (!refused.empty()) {
+        errors.push_back(std::move(refused));
+      } else if (is_file) {
+        files.push_back(it->path().lexically_relative(root).generic_string());
+      }
+      continue;
+    }
     if (it->is_directory(ec)) {
       if (is_ignored(name, true, top)) it.disable_recursion_pending();
       continue;
     }
     if (!it->is_regular_file(ec) || is_ignored(name, false, top)) continue;
-    files.push_back(it->path().lexically_relative(dir).generic_string());
+    files.push_back(it->path().lexically_relative(root).generic_string());
   }
   if (ec) {
     return Result<std::vector<std::string>>::error("cannot read folder " + dir.string() + ": " +
                                                    ec.message());
   }
+  if (!errors.empty()) return Result<std::vector<std::string>>::error(join(errors, "\n"));
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -112,6 +165,73 @@ bool is_kernel_name(std::string_view path) {
     if (ends_with(path, ext)) return true;
   }
   return false;
+}
+
+// Kernel, test, header and build files: never stored by hash, whatever their size.
+bool has_source_name(std::string_view path) {
+  static const char* kExtensions[] = {".cu", ".cuh",   ".cl",  ".sycl", ".cpp", ".cc",  ".cxx",
+                                      ".c",  ".h",     ".hpp", ".hh",   ".hxx", ".inl", ".py",
+                                      ".sh", ".cmake", ".mk",  ".yaml", ".yml"};
+  const std::string name = to_lower(fs::path(std::string(path)).filename().string());
+  if (name == "cmakelists.txt" || name == "makefile") return true;
+  for (const char* ext : kExtensions) {
+    if (ends_with(name, ext)) return true;
+  }
+  return false;
+}
+
+constexpr fs::perms kReadOnly =
+    fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read;
+
+bool is_writable(const fs::path& path) {
+  std::error_code ec;
+  const fs::perms p = fs::status(path, ec).permissions();
+  return ec || (p & (fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write)) !=
+                   fs::perms::none;
+}
+
+// A temporary name beside `path`, unique across processes and the threads of this one
+// (candidates are materialized concurrently).
+fs::path temp_beside(const fs::path& path) {
+  static std::atomic<uint64_t> counter{0};
+  fs::path tmp = path;
+  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  return tmp;
+}
+
+// Copies `from` to `to` (replaced if present) through a temporary file, read-only.
+Status copy_read_only(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  const fs::path tmp = temp_beside(to);
+  fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
+  if (!ec) fs::permissions(tmp, kReadOnly, ec);
+  if (!ec) fs::rename(tmp, to, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    return Status::error("cannot copy " + from.string() + " to " + to.string() + ": " +
+                         ec.message());
+  }
+  return Status::ok();
+}
+
+// The stored copy of a large file, checked against what was recorded (a candidate runs as the
+// same user and could have changed it) and written again from the package when it differs.
+Status ensure_stored(const TaskPackage& package, const TaskFile& f) {
+  std::error_code ec;
+  const auto size = fs::file_size(f.stored, ec);
+  const auto time = ec ? fs::file_time_type{} : fs::last_write_time(f.stored, ec);
+  if (!ec && size == f.size && time == f.stored_time && !is_writable(f.stored)) return Status::ok();
+  const fs::path original = package.root / f.path;
+  auto bytes = read_file(original);
+  if (!bytes) return bytes.status();
+  if (sha256_hex(*bytes) != f.sha256)
+    return Status::error("task package file " + original.string() +
+                         " changed while the job was running; restore it or start a new job");
+  fs::remove(f.stored, ec);
+  KF_RETURN_IF_ERROR(copy_read_only(original, f.stored));
+  fs::last_write_time(f.stored, f.stored_time, ec);  // so the next check passes
+  return Status::ok();
 }
 
 std::string missing_evolve_message(const TaskPackage& package) {
@@ -274,6 +394,54 @@ Result<TaskPackage> load_task(const fs::path& source, const fs::path& extract_pa
   return load_folder(archive_root(*extracted), shown);
 }
 
+bool is_source_file(const TaskPackage& package, const TaskFile& file) {
+  if (is_config_file(file.path) || has_source_name(file.path)) return true;
+  return std::any_of(package.blocks.begin(), package.blocks.end(),
+                     [&](const Block& b) { return b.file == file.path; });
+}
+
+Status store_large_files(TaskPackage& package, const LargeFileOptions& options) {
+  for (auto& f : package.files) {
+    const uint64_t size = f.large() ? f.size : f.content.size();
+    if (options.warn_bytes > 0 && size > options.warn_bytes) {
+      package.warnings.push_back(strprintf(
+          "task package %s holds %s, %.1f MiB (over task_files.warn_file_bytes = %llu)%s",
+          package.source.c_str(), f.path.c_str(), static_cast<double>(size) / (1 << 20),
+          static_cast<unsigned long long>(options.warn_bytes),
+          is_source_file(package, f)
+              ? ": as a source file it is copied into every candidate's folder"
+              : ": it is stored once by content hash and linked into each candidate's folder, but "
+                "it is still copied into results/ with the best kernel"));
+    }
+    if (f.large() || size <= options.large_bytes || is_source_file(package, f)) continue;
+    const std::string sha = sha256_hex(f.content);
+    const fs::path stored = fs::absolute(options.store_dir / sha).lexically_normal();
+    KF_RETURN_IF_ERROR(make_dirs(stored.parent_path()));
+    // An earlier job's copy is reused once its bytes are checked (a candidate runs as the same
+    // user and may have changed it); a missing or changed one is written again.
+    std::error_code ec;
+    auto existing = fs::exists(stored, ec) ? read_file(stored) : Result<std::string>::error("");
+    if (!existing || sha256_hex(*existing) != sha || is_writable(stored)) {
+      const fs::path tmp = temp_beside(stored);
+      KF_RETURN_IF_ERROR(write_file(tmp, f.content));
+      fs::permissions(tmp, kReadOnly, ec);
+      if (!ec) fs::rename(tmp, stored, ec);
+      if (ec) {
+        std::error_code ignored;
+        fs::remove(tmp, ignored);
+        return Status::error("cannot store " + f.path + " of the task package under " +
+                             stored.parent_path().string() + ": " + ec.message());
+      }
+    }
+    f.stored_time = fs::last_write_time(stored, ec);
+    f.size = size;
+    f.sha256 = sha;
+    f.stored = stored;
+    std::string().swap(f.content);  // the bytes live in the stored copy now
+  }
+  return Status::ok();
+}
+
 Status materialize(const TaskPackage& package, const std::map<std::string, std::string>& changed,
                    const fs::path& dir) {
   for (const auto& [path, _] : changed) {
@@ -291,6 +459,16 @@ Status materialize(const TaskPackage& package, const std::map<std::string, std::
   for (const auto& f : package.files) {
     auto it = changed.find(f.path);
     const fs::path dest = dir / f.path;
+    if (f.large()) {
+      if (it != changed.end())
+        return Status::error("cannot change " + f.path + ": it is a data file, not source");
+      KF_RETURN_IF_ERROR(ensure_stored(package, f));
+      KF_RETURN_IF_ERROR(make_dirs(dest.parent_path()));
+      fs::remove(dest, ec);
+      fs::create_hard_link(f.stored, dest, ec);
+      if (ec) KF_RETURN_IF_ERROR(copy_read_only(f.stored, dest));  // e.g. another file system
+      continue;
+    }
     KF_RETURN_IF_ERROR(write_file(dest, it == changed.end() ? f.content : it->second));
     // Keep modes (a build script stays executable); a missing original just keeps the default.
     fs::file_status st = fs::status(package.root / f.path, ec);

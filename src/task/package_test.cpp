@@ -282,6 +282,107 @@ TEST_F(TaskPackageTest, WriteArchiveRoundTripsAndIsReproducible) {
   EXPECT_FALSE(write_archive(dir, tmp_ / "x.rar").is_ok());
 }
 
+// A package is data from someone else: a link out of it is refused (naming the link, its target
+// and the fix), as an archive's is; a link to a file inside is read as that file.
+TEST_F(TaskPackageTest, FolderSymlinksOutOfThePackageAreRefused) {
+  ASSERT_TRUE(write_file(tmp_ / "secret.txt", "hunter2\n").is_ok());
+  fs::path dir = make_folder("pkg", kPackage);
+  fs::create_symlink(tmp_ / "secret.txt", dir / "data.txt");
+  fs::create_directories(dir / "sub");
+  fs::create_directory_symlink(tmp_, dir / "sub" / "up");
+  std::string error = load_error(dir);
+  EXPECT_NE(error.find("symlink 'data.txt' -> '" + (tmp_ / "secret.txt").string() + "'"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("symlink 'sub/up'"), std::string::npos) << error;
+  EXPECT_NE(error.find("points outside the package"), std::string::npos) << error;
+  EXPECT_NE(error.find("replace the link with a copy"), std::string::npos) << error;
+  EXPECT_EQ(error.find("hunter2"), std::string::npos);
+
+  fs::remove(dir / "data.txt");
+  fs::remove(dir / "sub" / "up");
+  fs::create_symlink("../missing.txt", dir / "sub" / "dangling");
+  EXPECT_NE(load_error(dir).find("symlink 'sub/dangling' -> '../missing.txt' points to nothing"),
+            std::string::npos);
+
+  fs::remove(dir / "sub" / "dangling");
+  fs::create_symlink("../task.cpp", dir / "sub" / "alias.cpp");
+  TaskPackage p = load_ok(dir);
+  ASSERT_NE(p.file("sub/alias.cpp"), nullptr);
+  EXPECT_EQ(p.file("sub/alias.cpp")->content, kPackage.at("task.cpp"));
+}
+
+// Large data files are stored once by content hash and linked into each candidate's folder;
+// sources stay in memory whatever their size; bytes are kept exactly either way.
+TEST_F(TaskPackageTest, LargeDataFilesAreStoredOnceByHash) {
+  Files files = kPackage;
+  std::string big(5000, 'x');
+  big += "\xff\xfe not UTF-8\n";
+  files["data/big.txt"] = big;
+  files["big_header.h"] = "// " + std::string(5000, 'h') + "\n";
+  files["notes.md"] = "<!-- [USER_INSTRUCTIONS_START] -->\n" + std::string(5000, 'n') +
+                      "\n<!-- [USER_INSTRUCTIONS_END] -->\n";
+  fs::path dir = make_folder("pkg", files);
+  TaskPackage p = load_ok(dir);
+  const std::string hash = p.hash;
+  LargeFileOptions options;
+  options.large_bytes = 1000;
+  options.warn_bytes = 4000;
+  options.store_dir = tmp_ / "cache" / "files";
+  ASSERT_TRUE(store_large_files(p, options).is_ok());
+  EXPECT_EQ(p.hash, hash);  // the task's identity does not depend on how files are kept
+
+  const TaskFile* f = p.file("data/big.txt");
+  ASSERT_NE(f, nullptr);
+  ASSERT_TRUE(f->large());
+  EXPECT_TRUE(f->content.empty());
+  EXPECT_EQ(f->size, big.size());
+  EXPECT_EQ(f->stored, fs::absolute(options.store_dir / f->sha256));
+  EXPECT_EQ(*read_file(f->stored), big);
+  EXPECT_FALSE(p.file("big_header.h")->large());  // a header is source
+  EXPECT_FALSE(p.file("notes.md")->large());      // it holds a block
+  EXPECT_FALSE(p.file("softmax.cl")->large());
+  ASSERT_EQ(p.warnings.size(), 3u);
+  EXPECT_NE(p.warnings[1].find("data/big.txt"), std::string::npos) << p.warnings[1];
+  EXPECT_NE(p.warnings[1].find("stored once by content hash"), std::string::npos);
+
+  for (const char* name : {"c1", "c2"}) {
+    fs::path out = tmp_ / name;
+    ASSERT_TRUE(materialize(p, {}, out).is_ok());
+    EXPECT_EQ(*read_file(out / "data/big.txt"), big);
+    EXPECT_TRUE(fs::equivalent(out / "data/big.txt", f->stored));  // a link, not a copy
+    EXPECT_EQ(fs::hard_link_count(f->stored), name == std::string("c1") ? 2u : 3u);
+    EXPECT_EQ(*read_file(out / "big_header.h"), files.at("big_header.h"));
+  }
+  EXPECT_FALSE(materialize(p, {{"data/big.txt", "x"}}, tmp_ / "c3").is_ok());
+
+  // A stored copy changed behind our back (say by a candidate) is written again.
+  fs::permissions(f->stored, fs::perms::owner_write, fs::perm_options::add);
+  ASSERT_TRUE(write_file(tmp_ / "evil", std::string(big.size(), 'e')).is_ok());
+  fs::rename(tmp_ / "evil", f->stored);
+  ASSERT_TRUE(materialize(p, {}, tmp_ / "c4").is_ok());
+  EXPECT_EQ(*read_file(tmp_ / "c4" / "data/big.txt"), big);
+
+  // A second load reuses the stored copy after checking it.
+  TaskPackage again = load_ok(dir);
+  ASSERT_TRUE(store_large_files(again, options).is_ok());
+  EXPECT_EQ(again.file("data/big.txt")->stored, f->stored);
+}
+
+TEST_F(TaskPackageTest, NonUtf8BytesAreKeptExactly) {
+  Files files = kPackage;
+  files["softmax.cl"] =
+      "// caf\xe9 \xff\n// [EVOLVE_START]\n__kernel void softmax() {} // \xfe\n"
+      "// [EVOLVE_END]\n";
+  files["config.yaml"] = "# r\xe9sum\xe9\ntask_name: softmax\njob_name: t\nlanguage: OCL\n";
+  files["data/raw.dat"] = "\xc3\x28\x80\n";
+  fs::path dir = make_folder("pkg", files);
+  TaskPackage p = load_ok(dir);
+  fs::path out = tmp_ / "candidate";
+  ASSERT_TRUE(materialize(p, {}, out).is_ok());
+  for (const auto& [path, content] : files) EXPECT_EQ(*read_file(out / path), content) << path;
+}
+
 // Every bundled example loads, and each has exactly one EVOLVE and one REFERENCE block; the
 // user-style package carries its USER_INSTRUCTIONS from the kernel file it sits in.
 TEST_F(TaskPackageTest, BundledExamplesLoad) {

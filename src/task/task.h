@@ -2,6 +2,7 @@
 // USER_INSTRUCTIONS), its identity hash, and splicing new code into EVOLVE blocks.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -29,16 +30,24 @@ struct Block {
 
 struct TaskFile {
   std::string path;     // relative, '/'-separated
-  std::string content;  // raw bytes
+  std::string content;  // raw bytes; empty once the file is stored by hash (`stored` set)
   bool binary = false;  // a NUL in the first 8 KiB: not scanned for blocks
+  // A large data file kept once, by content, instead of in memory and in every candidate's
+  // folder (see store_large_files): its size, SHA-256 (hex) and the read-only stored copy.
+  uint64_t size = 0;
+  std::string sha256;
+  std::filesystem::path stored;
+  std::filesystem::file_time_type stored_time{};  // its modification time when stored
+  bool large() const { return !stored.empty(); }
 };
 
 struct TaskPackage {
-  std::filesystem::path root;   // folder holding the files (the extracted copy for archives)
-  std::string source;           // what the user passed
-  std::vector<TaskFile> files;  // sorted by path (byte order)
-  std::vector<Block> blocks;    // sorted by file, then line
-  std::string hash;             // SHA-256 hex over every file but config.yaml/overrides.yaml
+  std::filesystem::path root;         // folder holding the files (the extracted copy for archives)
+  std::string source;                 // what the user passed
+  std::vector<TaskFile> files;        // sorted by path (byte order)
+  std::vector<Block> blocks;          // sorted by file, then line
+  std::string hash;                   // SHA-256 hex over every file but config.yaml/overrides.yaml
+  std::vector<std::string> warnings;  // for the user (e.g. a very large file), not errors
 
   const TaskFile* file(std::string_view path) const;  // nullptr when absent
   std::vector<const Block*> blocks_of(BlockKind kind) const;
@@ -57,9 +66,26 @@ Result<std::vector<Block>> parse_blocks(std::string_view file, std::string_view 
 // Loads a folder or a .tar/.tar.gz/.tgz/.zip of one (files at the archive's root or inside
 // one top-level folder). Archives are extracted safely (no absolute paths, no '..', no
 // symlinks escaping) under `extract_parent`, into a folder named by the archive's content hash
-// that later loads reuse. Errors list every problem found, one per line.
+// that later loads reuse. A folder's symlinks follow the archives' rule: one that resolves
+// outside the package (or to nothing) is an error naming it and its target; one to a file
+// inside is read as that file. Errors list every problem found, one per line.
 Result<TaskPackage> load_task(const std::filesystem::path& source,
                               const std::filesystem::path& extract_parent);
+
+// Source files: kernel, test and build files (by extension) and any file holding a block. Every
+// other file is data.
+bool is_source_file(const TaskPackage& package, const TaskFile& file);
+
+struct LargeFileOptions {
+  uint64_t large_bytes = uint64_t{1} << 20;  // data files larger than this are stored by hash
+  uint64_t warn_bytes = uint64_t{64} << 20;  // files larger than this get a warning (0 = none)
+  std::filesystem::path store_dir;           // content-addressed copies: <store_dir>/<sha256>
+};
+
+// Stores each data file over `large_bytes` once under `store_dir` by its SHA-256 (read-only,
+// reused across candidates and jobs) and drops its bytes from memory; materialize() then links
+// it instead of writing it. Files over `warn_bytes` add a line to package.warnings.
+Status store_large_files(TaskPackage& package, const LargeFileOptions& options);
 
 // New text of `file_text` with block (`kind`, `index`) replaced by `code`. Marker lines and
 // everything outside the block stay byte-identical; marker lines echoed inside `code` are
@@ -74,6 +100,8 @@ Result<std::map<std::string, std::string>> splice_evolve(const TaskPackage& pack
 
 // Writes the package's files, with `changed` (path -> content) applied, into `dir` (created).
 // File modes follow the originals. Files already in `dir` that the package lacks are left alone.
+// A stored large file is hard-linked (read-only) from its stored copy, or copied where a link
+// cannot be made (another file system): either way `dir` holds every byte of the package.
 Status materialize(const TaskPackage& package, const std::map<std::string, std::string>& changed,
                    const std::filesystem::path& dir);
 

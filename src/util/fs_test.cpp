@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
+
 #include "util/hash.h"
 
 namespace kf {
@@ -17,6 +19,34 @@ TEST(Fs, WriteThenReadRoundTrips) {
   EXPECT_EQ(*text, "hello\n");
   EXPECT_FALSE(read_file(*dir / "missing").is_ok());
   fs::remove_all(*dir);
+}
+
+TEST(Fs, WriteErrorsNameThePathAndTheCause) {
+  auto dir = make_temp_dir(fs::temp_directory_path(), "kf_fs_test_");
+  ASSERT_TRUE(dir.is_ok()) << dir.message();
+  ASSERT_TRUE(write_file(*dir / "plain", "x").is_ok());
+  // A file where a folder should be: the write cannot even start.
+  Status s = write_file(*dir / "plain" / "inner.txt", "hello");
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find((*dir / "plain").string()), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("Not a directory"), std::string::npos) << s.message();
+  Status w = check_writable_dir(*dir / "plain" / "sub", "paths.logdir");
+  ASSERT_FALSE(w.is_ok());
+  EXPECT_EQ(w.message().rfind(
+                "paths.logdir " + (*dir / "plain" / "sub").string() + " is not writable", 0),
+            0u)
+      << w.message();
+  EXPECT_TRUE(check_writable_dir(*dir / "new" / "folder", "paths.logdir").is_ok());
+  EXPECT_FALSE(fs::exists(*dir / "new")) << "the check must not create folders";
+  fs::remove_all(*dir);
+}
+
+TEST(Fs, EnvironmentErrnosSayWhatTheyMean) {
+  EXPECT_TRUE(is_environment_errno(ENOSPC));
+  EXPECT_TRUE(is_environment_errno(EROFS));
+  EXPECT_FALSE(is_environment_errno(ENOENT));
+  EXPECT_EQ(io_error_text(ENOSPC), "No space left on device (the disk is full: free some space)");
+  EXPECT_NE(io_error_text(EROFS).find("read-only"), std::string::npos);
 }
 
 TEST(Hash, Sha256KnownVector) {

@@ -69,12 +69,20 @@ std::string to_upper(std::string_view text) {
 
 std::string replace_all(std::string text, std::string_view from, std::string_view to) {
   if (from.empty()) return text;
-  size_t pos = 0;
-  while ((pos = text.find(from, pos)) != std::string::npos) {
-    text.replace(pos, from.size(), to);
-    pos += to.size();
+  size_t pos = text.find(from);
+  if (pos == std::string::npos) return text;
+  // Built anew rather than replaced in place: in-place replacement shifts the tail on every hit,
+  // quadratic on a megabyte of "\r\n" from a candidate or an LLM.
+  std::string out;
+  out.reserve(text.size());
+  size_t start = 0;
+  for (; pos != std::string::npos; pos = text.find(from, start)) {
+    out.append(text, start, pos - start);
+    out.append(to);
+    start = pos + from.size();
   }
-  return text;
+  out.append(text, start, std::string::npos);
+  return out;
 }
 
 size_t edit_distance(std::string_view a, std::string_view b) {
@@ -111,6 +119,67 @@ std::string truncate_middle(std::string_view text, size_t head, size_t tail) {
   size_t cut = text.size() - head - tail;
   return std::string(text.substr(0, head)) + "\n[... " + std::to_string(cut) + " bytes cut ...]\n" +
          std::string(text.substr(text.size() - tail));
+}
+
+namespace {
+
+// Length of the well-formed UTF-8 sequence at `i`, or 0 when the byte there does not start one.
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;  // overlong
+    if (c == 0xF4) hi = 0x8F;  // past U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  return n;
+}
+
+}  // namespace
+
+bool is_valid_utf8(std::string_view bytes) {
+  for (size_t i = 0; i < bytes.size();) {
+    size_t n = utf8_sequence_length(bytes, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string escape_invalid_utf8(std::string_view bytes) {
+  if (is_valid_utf8(bytes)) return std::string(bytes);
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() + 16);
+  for (size_t i = 0; i < bytes.size();) {
+    size_t n = utf8_sequence_length(bytes, i);
+    if (n == 0) {
+      unsigned char c = static_cast<unsigned char>(bytes[i]);
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      ++i;
+    } else {
+      out.append(bytes.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
 }
 
 std::string strprintf(const char* format, ...) {

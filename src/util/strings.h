@@ -25,6 +25,13 @@ std::string nearest(std::string_view word, const std::vector<std::string>& candi
 // Keeps the first `head` and last `tail` bytes, with a note of what was cut in between.
 std::string truncate_middle(std::string_view text, size_t head, size_t tail);
 
+// True when `bytes` is well-formed UTF-8 (no overlongs, surrogates or code points past U+10FFFF).
+bool is_valid_utf8(std::string_view bytes);
+// `bytes` as valid UTF-8 text: well-formed sequences are kept, every other byte is written as
+// `\xNN` (so a file's bytes can be shown, stored in JSON or sent in a prompt without loss of
+// position). Valid input comes back unchanged.
+std::string escape_invalid_utf8(std::string_view bytes);
+
 // printf-style formatting into a std::string.
 std::string strprintf(const char* format, ...) __attribute__((format(printf, 1, 2)));
 

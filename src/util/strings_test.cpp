@@ -22,6 +22,18 @@ TEST(Strings, NearestSuggestsCloseWordsOnly) {
   EXPECT_EQ(nearest("zzzzzzzzzzzz", keys), "");
 }
 
+TEST(Strings, Utf8ValidationAndEscape) {
+  EXPECT_TRUE(is_valid_utf8("plain, caf\xc3\xa9, \xe2\x82\xac, \xf0\x9f\x98\x80"));
+  EXPECT_FALSE(is_valid_utf8("a\xff"));
+  EXPECT_FALSE(is_valid_utf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(is_valid_utf8("\xed\xa0\x80"));      // a surrogate
+  EXPECT_FALSE(is_valid_utf8("\xf4\x90\x80\x80"));  // past U+10FFFF
+  EXPECT_FALSE(is_valid_utf8("\xe2\x82"));          // cut short
+  EXPECT_EQ(escape_invalid_utf8("caf\xc3\xa9"), "caf\xc3\xa9");
+  EXPECT_EQ(escape_invalid_utf8("a\xff" "b\xe2\x82"), "a\\xffb\\xe2\\x82");
+  EXPECT_TRUE(is_valid_utf8(escape_invalid_utf8(std::string("\x80\x00\xfe", 3))));
+}
+
 TEST(Strings, TruncateMiddleKeepsBothEnds) {
   std::string s(1000, 'a');
   s.replace(0, 5, "HEAD:");

@@ -5,16 +5,22 @@ Usage: kf_llm_server.py --script SCRIPT.json --port-file F [--log LOG.jsonl] [--
 
 The script is {"responses": [R, ...], "default": R}. Each request takes the first response not yet
 consumed whose filters ("purpose", "job", "trial", "branch" against the X-KernelFoundry-Call
-header; "format": "openai" | "anthropic") match it, else "default", else HTTP 500.
+header; "format": "openai" | "anthropic") match it, else "default", else HTTP 500. With
+"log_prompts": true in the script, each log line also holds the request's text ("prompt_text").
 R: {"content": "..."} | {"fault": "rate_limit", "retry_after": 1} | {"fault": "server_error"} |
    {"fault": "hang", "seconds": N, "content"?: "..."} | {"fault": "truncated", "content": "..."} |
-   {"fault": "malformed"}; any R may carry "delay_s" and "status" (for server_error).
+   {"fault": "malformed"}; any R may carry "delay_s", and server_error "status" and "message"
+   (the error body's text, e.g. a provider echoing what it was sent).
+Each request is logged with whether a key came ("has_auth"), the header that carried it
+("auth_header": "Authorization" | "x-api-key" | null) and the SHA-256 of the key ("auth_sha256"),
+never the key itself.
 For an OpenAI request with n > 1, choices after the first take further matching plain-content
 responses while there are any, else repeat the first content.
 Python 3.11 standard library only.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import signal
@@ -64,6 +70,7 @@ class Script:
             raise ValueError('the script must be {"responses": [...], "default": {...}}')
         self.responses = list(data.get("responses", []))
         self.default = data.get("default")
+        self.log_prompts = bool(data.get("log_prompts", False))
         for r in self.responses + ([self.default] if self.default is not None else []):
             if not isinstance(r, dict):
                 raise ValueError("each response must be an object, got %r" % (r,))
@@ -141,7 +148,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(429, body, fmt, request, fault, {"Retry-After": str(retry_after)})
             return
         if fault == "server_error":
-            body = {"error": {"message": "internal error (scripted)", "type": "server_error"}}
+            message = str(response.get("message", "internal error (scripted)"))
+            body = {"error": {"message": message, "type": "server_error"}}
             self.send_json(int(response.get("status", 500)), body, fmt, request, fault)
             return
         if fault == "malformed":
@@ -234,9 +242,20 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (its timeout); nothing to do
 
+    def auth(self):
+        """(header name, SHA-256 hex of the key) of the key sent, or (None, None)."""
+        for name in ("Authorization", "x-api-key"):
+            value = self.headers.get(name)
+            if value:
+                if name == "Authorization" and value.startswith("Bearer "):
+                    value = value[len("Bearer "):]
+                return name, hashlib.sha256(value.encode("utf-8")).hexdigest()
+        return None, None
+
     def log(self, fmt, request, status, fault):
         if self.server.log_path is None:
             return
+        auth_header, auth_sha256 = self.auth()
         line = {
             "time": time.time(),
             "path": self.path,
@@ -247,6 +266,8 @@ class Handler(BaseHTTPRequestHandler):
             "fault": fault,
             # Whether a key came; never the key itself.
             "has_auth": bool(self.headers.get("Authorization") or self.headers.get("x-api-key")),
+            "auth_header": auth_header,
+            "auth_sha256": auth_sha256,
             "anthropic_version": self.headers.get("anthropic-version"),
             "prompt_chars": self.prompt_chars(request),
             "request_keys": sorted(request.keys()),
@@ -254,6 +275,12 @@ class Handler(BaseHTTPRequestHandler):
             "max_tokens": request.get("max_tokens"),
             "temperature": request.get("temperature"),
         }
+        if self.server.script.log_prompts:
+            parts = [text_of(request.get("system", ""))]
+            for m in request.get("messages") or []:
+                if isinstance(m, dict):
+                    parts.append(text_of(m.get("content", "")))
+            line["prompt_text"] = "\n".join(parts)
         with self.server.log_lock:
             with open(self.server.log_path, "a", encoding="utf-8") as f:
                 f.write(json.dumps(line) + "\n")

@@ -32,7 +32,8 @@ class LlmTestServer {
   int port() const { return port_; }
   std::string base_url_openai() const;     // "http://127.0.0.1:<port>/v1"
   std::string base_url_anthropic() const;  // "http://127.0.0.1:<port>"
-  // One JSON object per request served so far (the --log file).
+  // One JSON object per request served so far (the --log file): "call", "status", "fault", and
+  // the key that came, as "auth_header" and "auth_sha256" (never the key itself).
   std::vector<nlohmann::json> log_lines() const;
   // The server's stderr so far (for failure messages).
   std::string stderr_text() const;
