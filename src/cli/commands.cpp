@@ -3,11 +3,11 @@
 
 #include <iostream>
 
+#include "config/api_keys.h"
 #include "search/job.h"
 #include "search/job_owner.h"
 #include "search/optimize.h"
 #include "task/scaffold.h"
-#include "config/api_keys.h"
 #include "util/fs.h"
 #include "util/secrets.h"
 #include "util/strings.h"
@@ -198,8 +198,7 @@ int cmd_jobs(const std::vector<std::string>& args) {
     std::cout << strprintf("%-24s %-20s %-7s %-10s %-12s %-14s %9s  %s\n", j.job_name.c_str(),
                            j.task_name.c_str(), j.language.c_str(), j.gpu_arch.c_str(),
                            effective_status(j).c_str(), tokens.c_str(),
-                           strprintf("$%.4f", j.cost).c_str(),
-                           j.updated_at.c_str());
+                           strprintf("$%.4f", j.cost).c_str(), j.updated_at.c_str());
   }
   return kExitOk;
 }

@@ -279,6 +279,17 @@ Result<Config> compose(const ComposeOptions& options) {
   }
   if (!task_sources.empty()) {
     cfg::confine_task_paths(config, package_root, task_sources, &composer.errors());
+    // The bounds protect the user's budget and machine: a package may not raise them.
+    for (const char* key :
+         {"limits.branches_per_iteration", "limits.max_iters", "limits.llm_rate_limit"}) {
+      Origin origin = config.origin(key);
+      if (task_sources.count(origin.source) > 0)
+        composer.errors().push_back(
+            "'" + std::string(key) + "' is set by the task package (" + origin.describe() +
+            "): a task package is data from someone else and may not raise the bounds that "
+            "protect your budget; set " +
+            key + "=... on the command line if you mean it");
+    }
     if (!composer.errors().empty()) return Result<Config>::error(join(composer.errors(), "\n"));
   }
   // Nor may it pick both the server and the key sent there.

@@ -130,11 +130,12 @@ namespace {
 std::string check_name(const Config& config, const std::string& key) {
   std::string name = config.get_string(key);
   if (name.empty()) return "";
-  bool control = std::any_of(name.begin(), name.end(),
-                             [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+  bool control = std::any_of(name.begin(), name.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
   if (!is_valid_utf8(name))
-    return "'" + key + "' is not valid UTF-8 text (" + config.origin(key).describe() +
-           "), got '" + escape_invalid_utf8(name) +
+    return "'" + key + "' is not valid UTF-8 text (" + config.origin(key).describe() + "), got '" +
+           escape_invalid_utf8(name) +
            "': save the file as UTF-8 or pick a plain name (letters, digits, '_', '-', '.')";
   if (name == "." || name == ".." || name.find_first_of("/\\") != std::string::npos || control ||
       trim(name) != name)
@@ -167,12 +168,13 @@ Status validate_for_run(const Config& config) {
     if (value <= limit) continue;
     std::string why = key == std::string("llm_rate_limit")
                           ? "each call in flight holds a thread and a connection"
-                          : strprintf("every branch of every iteration is a paid LLM call: %lld x "
-                                      "%lld = %lld calls",
-                                      static_cast<long long>(config.get_int("max_iters")),
-                                      static_cast<long long>(config.get_int("branches_per_iteration")),
-                                      static_cast<long long>(config.get_int("max_iters") *
-                                                             config.get_int("branches_per_iteration")));
+                          : strprintf(
+                                "every branch of every iteration is a paid LLM call: %lld x "
+                                "%lld = %lld calls",
+                                static_cast<long long>(config.get_int("max_iters")),
+                                static_cast<long long>(config.get_int("branches_per_iteration")),
+                                static_cast<long long>(config.get_int("max_iters") *
+                                                       config.get_int("branches_per_iteration")));
     errors.push_back(strprintf(
         "'%s' is %lld (%s), above %s (%lld): %s. Lower it, or raise the limit (%s=%lld on the "
         "command line) if you mean it",

@@ -130,5 +130,17 @@ TEST_F(TaskPaths, NonUtf8ValuesAreErrorsNamingFileAndLine) {
       << arg.message();
 }
 
+TEST_F(TaskPaths, PackageCannotRaiseTheLimits) {
+  auto raised = compose_task("limits:\n  branches_per_iteration: 10000\n");
+  ASSERT_FALSE(raised.is_ok());
+  EXPECT_NE(raised.message().find("'limits.branches_per_iteration' is set by the task package"),
+            std::string::npos)
+      << raised.message();
+  EXPECT_NE(raised.message().find("config.yaml:2"), std::string::npos) << raised.message();
+  // The user may raise it.
+  auto user = compose_task("max_iters: 2\n", {"limits.branches_per_iteration=10000"});
+  EXPECT_TRUE(user.is_ok()) << user.message();
+}
+
 }  // namespace
 }  // namespace kf

@@ -39,7 +39,7 @@ struct ProcessResult {
   std::string output;         // combined stdout+stderr, capped
   uint64_t output_bytes = 0;  // total bytes it wrote (before the cap)
   double wall_s = 0;
-  bool cancelled = false;     // stopped (or never started) because cancel_processes() was called
+  bool cancelled = false;  // stopped (or never started) because cancel_processes() was called
 
   // Started, exited 0, not killed.
   bool success() const;

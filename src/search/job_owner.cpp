@@ -35,8 +35,7 @@ double parse_iso8601(const std::string& text) {
 }
 
 double now_epoch_s() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace

@@ -162,8 +162,8 @@ class Search {
  private:
   Status open_job_record();
   Status claim_job_record();  // inside open_job_record's transaction
-  Status set_up_llms();    // configs and templates: no writes, so a mistake costs no job name
-  Status create_broker();  // the clients (API keys), once the job's name is final
+  Status set_up_llms();       // configs and templates: no writes, so a mistake costs no job name
+  Status create_broker();     // the clients (API keys), once the job's name is final
   Status seed_iteration();
   BranchPlan plan_branch(int trial, int branch);
   KernelRecord run_branch(const BranchPlan& plan);
@@ -251,12 +251,11 @@ Status Search::claim_job_record() {
                            "resume=true to start it");
     record_ = **existing;
     if (job_owner_alive(record_))
-      return Status::error("resume=true: job '" + job_.job_name + "' is still running (" +
-                           describe_owner(record_) +
-                           "); two processes must not write one job. Wait for it to finish, "
-                           "or stop it first (Ctrl-C in its terminal, or kill " +
-                           std::to_string(record_.owner_pid) + " on " + record_.owner_host +
-                           "), then resume");
+      return Status::error(
+          "resume=true: job '" + job_.job_name + "' is still running (" + describe_owner(record_) +
+          "); two processes must not write one job. Wait for it to finish, "
+          "or stop it first (Ctrl-C in its terminal, or kill " +
+          std::to_string(record_.owner_pid) + " on " + record_.owner_host + "), then resume");
     if (!record_.task_hash.empty() && record_.task_hash != job_.task.hash)
       return Status::error("resume=true: job '" + job_.job_name +
                            "' ran on another version of the task package (hash " +
@@ -385,9 +384,8 @@ void Search::absorb(const KernelRecord& k) {
   timeline_.erase(k.uuid);
   // Kept as text: a few hundred bytes per kernel instead of a tree of JSON nodes.
   kernel_entries_.push_back(
-      "    " +
-      replace_all(entry.dump(2, ' ', false, nlohmann::json::error_handler_t::replace), "\n",
-                  "\n    "));
+      "    " + replace_all(entry.dump(2, ' ', false, nlohmann::json::error_handler_t::replace),
+                           "\n", "\n    "));
 }
 
 void Search::evaluate_into(KernelRecord& k, const std::vector<std::string>& codes,
@@ -432,8 +430,8 @@ Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std:
                    redact_secrets(k.eval_log.empty() ? k.reason + "\n" : k.eval_log));
   if (eval && !eval->harness.is_null())
     (void)write_file(dir / "result.json",
-                     redact_secrets(eval->harness.dump(
-                         2, ' ', false, nlohmann::json::error_handler_t::replace)));
+                     redact_secrets(eval->harness.dump(2, ' ', false,
+                                                       nlohmann::json::error_handler_t::replace)));
 
   std::lock_guard<std::mutex> lock(mutex_);
   std::string who = k.trial == 0       ? "start"
@@ -492,9 +490,10 @@ Status Search::seed_iteration() {
   EvalResult eval;
   evaluate_into(k, seed->codes, "t00_b00", &eval);
   if (!eval.environment_error.empty()) {
-    env_error_ = "the starting kernel could not be evaluated: environment error (not the "
-                 "kernel's fault): " +
-                 eval.environment_error;
+    env_error_ =
+        "the starting kernel could not be evaluated: environment error (not the "
+        "kernel's fault): " +
+        eval.environment_error;
     env_stop_ = true;
     return Status::error(env_error_);
   }
@@ -736,8 +735,8 @@ Result<SearchSummary> Search::run() {
   // resumable once the cause is fixed; the candidate that hit it is not blamed or stored.
   auto environment_stop = [&](const std::string& message) -> Status {
     heartbeat_.reset();
-    std::string text = message + "\nFix the cause and continue with resume=true job_name=" +
-                       job_.job_name;
+    std::string text =
+        message + "\nFix the cause and continue with resume=true job_name=" + job_.job_name;
     if (stored_this_run_ == 0 && created_job_) {
       (void)job_.store->delete_job(job_.job_name);
       return Status::error(message + "\n(nothing was stored; the job name '" + job_.job_name +
@@ -844,9 +843,10 @@ Result<SearchSummary> Search::run() {
       for (int b = 0; b < s_.branches; ++b)
         if (have[size_t(b)]) absorb(done[size_t(b)]);
       (void)write_results();
-      return environment_stop("a candidate could not be evaluated: environment error (not the "
-                              "candidate's fault): " +
-                              env_error_);
+      return environment_stop(
+          "a candidate could not be evaluated: environment error (not the "
+          "candidate's fault): " +
+          env_error_);
     }
 
     bool any_correct = false, complete = true;

@@ -98,8 +98,10 @@ Result<bool> Store::heartbeat_job(const std::string& job_name, int64_t owner_pid
       "UPDATE jobs SET heartbeat_at = ?1 WHERE job_name = ?2 AND owner_pid = ?3 AND "
       "owner_host = ?4");
   if (!s) return s.status();
-  s->bind_text(1, now_iso8601()).bind_text(2, job_name).bind_int(3, owner_pid).bind_text(4,
-                                                                                        owner_host);
+  s->bind_text(1, now_iso8601())
+      .bind_text(2, job_name)
+      .bind_int(3, owner_pid)
+      .bind_text(4, owner_host);
   KF_RETURN_IF_ERROR(s->run("cannot record the heartbeat of job '" + job_name + "'"));
   return sqlite3_changes(db_) > 0;
 }

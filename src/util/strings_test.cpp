@@ -30,7 +30,9 @@ TEST(Strings, Utf8ValidationAndEscape) {
   EXPECT_FALSE(is_valid_utf8("\xf4\x90\x80\x80"));  // past U+10FFFF
   EXPECT_FALSE(is_valid_utf8("\xe2\x82"));          // cut short
   EXPECT_EQ(escape_invalid_utf8("caf\xc3\xa9"), "caf\xc3\xa9");
-  EXPECT_EQ(escape_invalid_utf8("a\xff" "b\xe2\x82"), "a\\xffb\\xe2\\x82");
+  EXPECT_EQ(escape_invalid_utf8("a\xff"
+                                "b\xe2\x82"),
+            "a\\xffb\\xe2\\x82");
   EXPECT_TRUE(is_valid_utf8(escape_invalid_utf8(std::string("\x80\x00\xfe", 3))));
 }
 

@@ -219,4 +219,25 @@ void expect_test_command_passes(const std::string& example_name, const std::stri
   }
 }
 
+pid_t spawn_cli(const Scratch& scratch, const std::vector<std::string>& args,
+                const std::filesystem::path& log) {
+  const char* bin_dir = std::getenv("KF_BINARY_DIR");
+  std::string cli = (std::filesystem::path(bin_dir ? bin_dir : KF_E2E_BINARY_DIR) / "src" / "cli" /
+                     "kernelfoundry")
+                        .string();
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    if (chdir(scratch.dir().c_str()) != 0) _exit(127);
+    FILE* out = std::freopen(log.c_str(), "w", stdout);
+    if (out) dup2(fileno(stdout), 2);
+    std::vector<char*> argv = {const_cast<char*>(cli.c_str())};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
 }  // namespace kf::e2e

@@ -1,6 +1,7 @@
 // Helpers for end-to-end tests: run the real kernelfoundry binary in a scratch directory.
 #pragma once
 
+#include <sys/types.h>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -73,6 +74,12 @@ void expect_validate_passes(const std::string& example_name, const std::string& 
 
 // `test <example>` and `test <example> --ref` both pass on the `backend` ("host", "opencl").
 void expect_test_command_passes(const std::string& example_name, const std::string& backend);
+
+// Starts `kernelfoundry args...` in the background, in its own process group, with the scratch
+// dir as cwd and stdout + stderr going to `log` (a file: fully buffered unless the program flushes
+// its lines). KF_BINARY_DIR picks the build. The caller waits for (or kills) the pid.
+pid_t spawn_cli(const Scratch& scratch, const std::vector<std::string>& args,
+                const std::filesystem::path& log);
 
 // The text of a file, "" when it cannot be read.
 std::string file_text(const std::filesystem::path& path);

@@ -251,26 +251,6 @@ TEST(SearchOcl, BranchesTheLlmNeverAnsweredAreAskedAgainOnResume) {
   EXPECT_EQ(answered_calls(**up, "e2e_outage").size(), 2u);
 }
 
-// Starts the CLI in the background (its own process group) with the scratch dir as cwd.
-pid_t spawn_cli(const Scratch& scratch, const std::vector<std::string>& args, const fs::path& log) {
-  const char* bin_dir = std::getenv("KF_BINARY_DIR");
-  std::string cli =
-      (fs::path(bin_dir ? bin_dir : KF_E2E_BINARY_DIR) / "src" / "cli" / "kernelfoundry").string();
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    if (chdir(scratch.dir().c_str()) != 0) _exit(127);
-    FILE* out = std::freopen(log.c_str(), "w", stdout);
-    if (out) dup2(fileno(stdout), 2);
-    std::vector<char*> argv = {const_cast<char*>(cli.c_str())};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
 TEST(SearchOcl, KilledJobResumesWithoutPayingTwice) {
   Scratch scratch;
   nlohmann::json script = {{"default", {{"content", answer_with("correct.cl", "Tidied.")}}}};
