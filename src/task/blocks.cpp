@@ -233,7 +233,16 @@ Result<std::vector<Block>> parse_blocks(std::string_view file, std::string_view 
     errors.push_back(start_token(ob.kind) + " at " + where + std::to_string(ob.line) + " has no " +
                      end_token(ob.kind));
   }
-  if (!errors.empty()) return Result<std::vector<Block>>::error(join(errors, "\n"));
+  if (!errors.empty()) {
+    // A hostile or mangled file can hold a bad marker on every line: name the first ones only.
+    constexpr size_t kMaxErrors = 20;
+    if (errors.size() > kMaxErrors) {
+      size_t more = errors.size() - kMaxErrors;
+      errors.resize(kMaxErrors);
+      errors.push_back("... and " + std::to_string(more) + " more marker error(s)");
+    }
+    return Result<std::vector<Block>>::error(join(errors, "\n"));
+  }
   // Blocks close innermost-first; callers expect file order (by START line).
   std::stable_sort(blocks.begin(), blocks.end(),
                    [](const Block& a, const Block& b) { return a.start_line < b.start_line; });

@@ -115,6 +115,15 @@ TEST(Blocks, EndWithoutStartAndWrongKind) {
       << err;
 }
 
+TEST(Blocks, AFileFullOfBadMarkersGivesABoundedError) {
+  std::string text;
+  for (int i = 0; i < 100000; ++i) text += "// [EVOLVE_END]\n";
+  std::string err = parse_error("k.cu", text);
+  EXPECT_LT(err.size(), 4000u) << "one line per bad marker made megabytes of message";
+  EXPECT_NE(err.find("[EVOLVE_END] at k.cu:1 has no matching"), std::string::npos) << err;
+  EXPECT_NE(err.find("... and 99980 more marker error(s)"), std::string::npos) << err;
+}
+
 TEST(Blocks, MarkerOutsideCommentIsAnError) {
   std::string err = parse_error("k.cu",
                                 "const char* s = \"[EVOLVE_START]\";\n"
