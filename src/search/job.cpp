@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "config/api_keys.h"
+#include "search/job_owner.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/secrets.h"
@@ -184,10 +185,16 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
   record.language = std::string(language_name(job.language));
   record.gpu_arch = job.gpu_arch;
   record.status = "running";
+  // Owned like a search job, so `jobs` tells this run from one whose process died.
+  JobOwner owner = this_process();
+  record.owner_pid = owner.pid;
+  record.owner_host = owner.host;
+  record.heartbeat_at = now_iso8601();
   record.config_json = job.config.tree().dump();
   record.progress_json =
       nlohmann::json{{"stage", "reference"}, {"evaluated", 0}, {"total", candidates.size()}}.dump();
   KF_RETURN_IF_ERROR(job.store->put_job(record));
+  JobHeartbeat heartbeat(job.store->path(), job.job_name, owner);
   KF_RETURN_IF_ERROR(job.store->put_task(task_record(job)));
 
   auto fail_job = [&](const std::string& message) -> Status {

@@ -716,38 +716,31 @@ Result<SearchSummary> Search::run() {
   }
   KF_RETURN_IF_ERROR(open_job_record());
   heartbeat_.emplace(job_.store->path(), job_.job_name, owner_);
-  // A start that stored nothing gives its job name back (a new job) or leaves the job as it
-  // was, resumable (a resumed one); otherwise the job is recorded as failed with the reason.
-  auto fail = [&](const std::string& message) -> Status {
+  // How a run that cannot go on leaves the job. A start that stored nothing gives its job name
+  // back (a new job); otherwise the job keeps `status` with the reason in its progress.
+  auto stop_job = [&](const std::string& status, const std::string& stage,
+                      const std::string& message, const std::string& hint) -> Status {
     heartbeat_.reset();
     if (stored_this_run_ == 0 && created_job_) {
       (void)job_.store->delete_job(job_.job_name);
       return Status::error(message + "\n(nothing was stored; the job name '" + job_.job_name +
                            "' is free again)");
     }
-    record_.status = stored_this_run_ == 0 ? "interrupted" : "failed";
+    record_.status = status;
     record_.progress_json =
-        nlohmann::json{{"stage", "failed"}, {"error", escape_invalid_utf8(message)}}.dump();
+        nlohmann::json{{"stage", stage}, {"error", escape_invalid_utf8(message)}}.dump();
     (void)job_.store->put_job(record_);
-    return Status::error(message);
+    return Status::error(message + hint);
+  };
+  // A resumed job that stored nothing is left as it was, resumable.
+  auto fail = [&](const std::string& message) -> Status {
+    return stop_job(stored_this_run_ == 0 ? "interrupted" : "failed", "failed", message, "");
   };
   // The machine failed (disk full, read-only path, device gone): the job stops as interrupted,
   // resumable once the cause is fixed; the candidate that hit it is not blamed or stored.
   auto environment_stop = [&](const std::string& message) -> Status {
-    heartbeat_.reset();
-    std::string text =
-        message + "\nFix the cause and continue with resume=true job_name=" + job_.job_name;
-    if (stored_this_run_ == 0 && created_job_) {
-      (void)job_.store->delete_job(job_.job_name);
-      return Status::error(message + "\n(nothing was stored; the job name '" + job_.job_name +
-                           "' is free again)");
-    }
-    record_.status = "interrupted";
-    record_.progress_json =
-        nlohmann::json{{"stage", "environment_error"}, {"error", escape_invalid_utf8(message)}}
-            .dump();
-    (void)job_.store->put_job(record_);
-    return Status::error(text);
+    return stop_job("interrupted", "environment_error", message,
+                    "\nFix the cause and continue with resume=true job_name=" + job_.job_name);
   };
   if (Status s = create_broker(); !s) return fail(s.message());
   auto toolchain = find_toolchain();
@@ -826,7 +819,7 @@ Result<SearchSummary> Search::run() {
     // the job is stopping.
     std::atomic<size_t> next{0};
     std::vector<std::thread> workers;
-    size_t pool = std::min(plans.size(), static_cast<size_t>(std::max(1, s_.workers)));
+    size_t pool = std::min(plans.size(), static_cast<size_t>(s_.workers));
     for (size_t w = 0; w < pool; ++w) {
       workers.emplace_back([this, &plans, &next, &done, &have] {
         for (size_t i = next++; i < plans.size() && !g_stop && !env_stop_; i = next++) {
