@@ -99,7 +99,7 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
           out.timed_out = r.timed_out || r.inactive;
           out.error = step.label + " failed: " + (r.started ? r.describe() : r.start_error);
         }
-        if (std::string env = environment_fault(r, true);
+        if (std::string env = environment_fault(r, true, build_dir);
             !env.empty() && out.environment_error.empty())
           out.environment_error = step.label + ": " + env;
         continue;
@@ -143,7 +143,7 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
     out.failed_step = plan.link.label;
     out.timed_out = r.timed_out || r.inactive;
     out.error = plan.link.label + " failed: " + (r.started ? r.describe() : r.start_error);
-    if (std::string env = environment_fault(r, true); !env.empty())
+    if (std::string env = environment_fault(r, true, build_dir); !env.empty())
       out.environment_error = plan.link.label + ": " + env;
     out.seconds = elapsed();
     return out;

@@ -88,7 +88,15 @@ BuildOutcome run_build(const BuildPlan& plan, const std::filesystem::path& cache
 // with `scan_output`, its output reports a full disk, a used-up quota, a read-only file system
 // or (under such a limit) a file too large. Returns the cause in words, "" when the failure is
 // the program's own.
-std::string environment_fault(const ProcessResult& result, bool scan_output);
+// With `confirm_dir`, a fault read from the output counts only when the machine really cannot
+// write there now (read-only, under 64 MiB free, or a 1 MiB probe write fails), since the output
+// may quote a candidate's own text.
+std::string environment_fault(const ProcessResult& result, bool scan_output,
+                              const std::filesystem::path& confirm_dir = {});
+// The check environment_fault() confirms with: true when `dir` cannot be written now.
+// set_write_probe() replaces it (tests; nullptr restores the real one) and returns the previous.
+using WriteProbe = bool (*)(const std::filesystem::path& dir);
+WriteProbe set_write_probe(WriteProbe probe);
 // The first line of `output` that reports such a fault (compiler, linker or harness wording of
 // ENOSPC, EDQUOT, EROFS, EFBIG), with what it means and the fix in parentheses; "" when none. Lines
 // that quote source code (gcc's "  12 | ...") are skipped, so a comment in a candidate's code is

@@ -164,11 +164,28 @@ TEST_F(LangTest, FullDiskInTheLinkIsAnEnvironmentFaultNotACompileError) {
         "/usr/bin/ld: final link failed: No space left on device\ncollect2: error: ld "
         "returned 1 exit status\n");
   });
+  // The disk really is full where the build runs.
+  WriteProbe previous = set_write_probe([](const fs::path&) { return true; });
   BuildOutcome r = run_build(*plan_build(request(), tc_), root_ / "cache", {}, runner);
+  set_write_probe(previous);
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.environment_error,
             "link task binary: /usr/bin/ld: final link failed: No space left on device (the disk "
             "is full: free some space)");
+}
+
+TEST_F(LangTest, CandidateTextClaimingAFullDiskIsItsOwnCompileError) {
+  // `#error No space left on device` in a candidate: the compiler repeats the words, but the
+  // machine can write where the build runs, so the job is not stopped as an environment fault.
+  FakeProcessRunner runner([](const ProcessSpec& spec) {
+    return FakeProcessRunner::exited(1,
+                                     "kernel.cpp:3:2: error: #error No space left on device\n"
+                                     "/usr/bin/ld: final link failed: No space left on device\n");
+  });
+  BuildOutcome r = run_build(*plan_build(request(), tc_), root_ / "cache", {}, runner);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.environment_error, "");
+  EXPECT_FALSE(r.failed_step.empty());
 }
 
 TEST(EnvironmentFault, FoundInToolOutputButNotInQuotedSource) {
