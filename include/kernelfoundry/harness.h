@@ -103,6 +103,7 @@ class Shape {
  public:
   Shape() = default;
   Shape(std::initializer_list<std::pair<std::string, long>> dims) : dims_(dims) {}
+  explicit Shape(std::vector<std::pair<std::string, long>> dims) : dims_(std::move(dims)) {}
   const std::vector<std::pair<std::string, long>>& dims() const { return dims_; }
   std::string id() const;
 

@@ -102,8 +102,21 @@ class Evaluator {
   EvalResult run_tests_once(bool reference_impl);
 
  private:
+  // kTest: the package as one binary, as its author runs it. kReference: the whole package, run
+  // with --ref, writing the expected outputs of the job. kCandidate: the package without the
+  // reference's files (its functions linked as traps), run with no reference in the process; its
+  // outputs are then judged by the checker (the reference binary).
+  enum class Role { kTest, kReference, kCandidate };
   EvalResult build_and_run(const std::string& id, const std::map<std::string, std::string>& changed,
-                           bool reference_impl);
+                           Role role, bool reference_impl);
+  // The candidate child's outputs in `dump_dir` compared by the checker; a failure replaces the
+  // verdict. `phase` as given to the candidate child.
+  void check_outputs(EvalResult& result, const std::filesystem::path& dump_dir,
+                     const std::filesystem::path& work_dir, const std::string& phase);
+  // Files holding a REFERENCE block and no EVOLVE block: left out of a candidate's sources.
+  std::vector<std::string> reference_files() const;
+  // The global functions the reference's objects define (nm), for the candidate's trap file.
+  std::vector<std::string> reference_symbols(const BuildPlan& plan);
   void score(EvalResult& result) const;
   void remeasure_if_suspect(EvalResult& result, const std::filesystem::path& binary,
                             const std::filesystem::path& src_dir,
@@ -111,7 +124,8 @@ class Evaluator {
   ProcessResult run_harness(const std::filesystem::path& binary,
                             const std::filesystem::path& src_dir,
                             const std::filesystem::path& work_dir, bool reference_impl,
-                            const std::string& phase, const std::filesystem::path& out_file);
+                            const std::string& phase, const std::filesystem::path& out_file,
+                            std::vector<std::string> extra_args = {});
 
   const TaskPackage& task_;
   EvalOptions options_;
@@ -119,6 +133,11 @@ class Evaluator {
   ProcessRunner& runner_;
   std::optional<EvalResult> reference_;
   std::string reference_environment_error_;
+  // The judge, kept from prepare_reference(): the reference binary, its sources and the expected
+  // outputs it wrote; the trap symbols for candidate builds.
+  std::filesystem::path judge_binary_, judge_src_dir_, expected_dir_;
+  std::vector<std::string> trap_symbols_;
+  std::string extra_shapes_json_;  // hidden correctness shapes, "" = none
 };
 
 }  // namespace kf

@@ -36,7 +36,8 @@ double json_number(const nlohmann::json& object, const char* key) {
 bool is_suspect_flag(const std::string& flag) {
   return flag == "faster_than_roofline" || flag == "device_time_exceeds_host_time" ||
          flag == "reported_time_exceeds_wall_time" || flag == "implausible_speedup" ||
-         flag == "wrong_after_timing" || flag == "input_modified";
+         flag == "wrong_after_timing" || flag == "input_modified" ||
+         flag == "wrong_in_timed_call" || flag == "thread_outlived_call";
 }
 
 void add_flag(EvalResult& result, const std::string& flag, const std::string& detail,

@@ -181,7 +181,10 @@ Buffer& Case::input(const std::string& name, DType dtype, long count, const Dist
   check_declaration(*s_, "input", name, count);
   std::vector<unsigned char> host(std::size_t(count) * dtype_size(dtype));
   fill_values(host.data(), dtype, count, values, stream_key(s_->seed, name));
-  return input_bytes(name, dtype, count, host.data(), dtype_size(dtype));
+  Buffer& b = input_bytes(name, dtype, count, host.data(), dtype_size(dtype));
+  s_->input_drawn.back() = values.kind != Distribution::Kind::Constant;
+  s_->input_dists.back() = values;
+  return b;
 }
 
 Buffer& Case::input_bytes(const std::string& name, DType dtype, long count, const void* data,
@@ -195,6 +198,8 @@ Buffer& Case::input_bytes(const std::string& name, DType dtype, long count, cons
   std::size_t bytes = std::size_t(count) * elem_size;
   buffer->write_bytes(data, bytes);
   s_->input_sums.push_back(checksum_chunked(data, bytes));
+  s_->input_drawn.push_back(false);
+  s_->input_dists.push_back(Distribution{});
   s_->inputs.push_back(std::move(buffer));
   return *s_->inputs.back();
 }

@@ -63,6 +63,10 @@ struct CaseState {
 
   std::vector<std::unique_ptr<Buffer>> inputs;
   std::vector<std::uint64_t> input_sums;  // checksums taken at upload
+  // Parallel to inputs: the distribution an input was drawn from (perturbed values before timed
+  // calls come from it); inputs given as bytes have none and are not perturbed.
+  std::vector<bool> input_drawn;
+  std::vector<Distribution> input_dists;
   std::vector<OutputSpec> outputs;
   std::vector<std::unique_ptr<Buffer>> sets[2];  // parallel to outputs
 

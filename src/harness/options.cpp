@@ -17,7 +17,8 @@ const std::vector<std::string>& value_names() {
   static const std::vector<std::string> names = {
       "--phase",           "--seeds",       "--large-shape-mib", "--out",         "--params",
       "--template-params", "--kernel-dir",  "--noise",           "--min-samples", "--max-samples",
-      "--time-budget",     "--warmup-time", "--warmup-iters",    "--peak-gbps",   "--shape"};
+      "--time-budget",     "--warmup-time", "--warmup-iters",    "--peak-gbps",   "--shape",
+      "--expected-out",    "--dump-dir",    "--check",           "--expected",    "--extra-shapes"};
   return names;
 }
 
@@ -120,6 +121,11 @@ bool apply_value(const std::string& key, const std::string& value, Options* o, s
   if (key == "--warmup-time") return parse_double(key, value, 0, &o->warmup_time, err);
   if (key == "--warmup-iters") return parse_long(key, value, 0, &o->warmup_iters, err);
   if (key == "--peak-gbps") return parse_double(key, value, 0, &o->peak_gbps, err);
+  if (key == "--expected-out") return set_string(key, value, &o->expected_out, err);
+  if (key == "--dump-dir") return set_string(key, value, &o->dump_dir, err);
+  if (key == "--check") return set_string(key, value, &o->check_dir, err);
+  if (key == "--expected") return set_string(key, value, &o->expected_dir, err);
+  if (key == "--extra-shapes") return set_string(key, value, &o->extra_shapes, err);
   *err = "internal: unhandled option " + key;
   return false;
 }
@@ -186,6 +192,23 @@ bool parse_options(const std::vector<std::string>& args, Options* out, std::stri
            std::to_string(o.max_samples) + ")";
     return false;
   }
+  int modes = !o.expected_out.empty() + !o.dump_dir.empty() + !o.check_dir.empty();
+  if (modes > 1) {
+    *err = "--expected-out, --dump-dir and --check are separate modes; give one";
+    return false;
+  }
+  if (!o.expected_out.empty() && !o.ref) {
+    *err = "--expected-out writes the reference's outputs: it needs --ref";
+    return false;
+  }
+  if (!o.dump_dir.empty() && o.ref) {
+    *err = "--dump-dir runs the candidate: it cannot be combined with --ref";
+    return false;
+  }
+  if (!o.check_dir.empty() && o.expected_dir.empty()) {
+    *err = "--check DIR needs --expected DIR (the reference's outputs)";
+    return false;
+  }
   if (!(o.noise > 0)) {
     *err = "--noise must be > 0";
     return false;
@@ -215,6 +238,13 @@ std::string usage_text(const std::string& program) {
          "  --list                print the shapes as JSON and exit\n"
          "  --shape ID            benchmark only the shape with this id (e.g. rows=8,cols=64);\n"
          "                        for profiling one shape under ncu\n"
+         "  --extra-shapes J      more correctness shapes, JSON [{\"dims\": {\"rows\": 9}}, ...]\n"
+         "split judge (the evaluator's protocol):\n"
+         "  --ref --expected-out DIR   write the reference's correctness outputs to DIR\n"
+         "  --dump-dir DIR        run the candidate only; write its outputs to DIR (no verdict on\n"
+         "                        values: the checker gives it)\n"
+         "  --check DIR --expected DIR2  compare a candidate's outputs in DIR with DIR2, running\n"
+         "                        the reference for the timed calls it checks\n"
          "exit codes: 0 pass, 1 wrong values / shape mismatch, 2 runtime error\n";
 }
 

@@ -29,6 +29,14 @@ struct Options {
   bool warm = false;     // no cache flush before samples
   double peak_gbps = 0;  // > 0: flag results faster than this bandwidth allows
   std::string shape;     // non-empty: benchmark only the shape with this id
+  // The split judge (DESIGN.md §6.2): the reference child writes its outputs to expected_out;
+  // the candidate child runs no reference and writes its outputs to dump_dir; the checker (the
+  // reference binary, holding no candidate code) compares check_dir against expected_dir.
+  std::string expected_out;
+  std::string dump_dir;
+  std::string check_dir;
+  std::string expected_dir;
+  std::string extra_shapes;  // JSON list of hidden correctness shapes ([{"dims": {...}}, ...])
   bool list = false;
   bool help = false;
 };

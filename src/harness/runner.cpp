@@ -3,10 +3,12 @@
 // case, reference outputs kept apart, outputs re-checked after the timing loop.
 #include "harness/runner.h"
 
+#include <dirent.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "harness/checks.h"
@@ -63,6 +65,19 @@ CaseRecord make_record(const std::string& phase, const CaseState& cs, int call,
   rec.message = message;
   return rec;
 }
+
+// Threads of this process now (/proc/self/task); -1 where that cannot be read.
+int count_threads() {
+  DIR* dir = ::opendir("/proc/self/task");
+  if (dir == nullptr) return -1;
+  int n = 0;
+  while (dirent* e = ::readdir(dir)) n += e->d_name[0] != '.';
+  ::closedir(dir);
+  return n;
+}
+
+// Elements each drawn input gets new values at before every timed call of the split judge.
+constexpr int kPerturbedElements = 4;
 
 const char* impl_name(Impl impl) {
   return impl == Impl::Reference ? "reference" : "candidate";
@@ -156,7 +171,10 @@ std::vector<Shape> checked_shapes(const Suite& suite) {
 
 Runner::Runner(Problem& problem, const Suite& suite, const Options& options, RunContext& context,
                Report& report)
-    : problem_(problem), suite_(suite), options_(options), ctx_(context), report_(report) {}
+    : problem_(problem), suite_(suite), options_(options), ctx_(context), report_(report) {
+  if (dumping()) dump_ = std::make_unique<DumpWriter>(options_.dump_dir);
+  if (writing_expected()) dump_ = std::make_unique<DumpWriter>(options_.expected_out);
+}
 
 bool Runner::run_setup(CaseState& cs) {
   Case c(&cs);
@@ -447,6 +465,11 @@ bool Runner::check_case(const Shape& shape, int seed, std::vector<OutputStats>* 
 void Runner::correctness() {
   auto start = Clock::now();
   std::vector<Shape> shapes = checked_shapes(suite_);
+  for (const Shape& h : hidden_) {
+    bool listed = false;
+    for (const Shape& s : shapes) listed = listed || s.id() == h.id();
+    if (!listed) shapes.push_back(h);
+  }
   double large_bytes = options_.large_shape_mib * double(1 << 20);
   say("correctness: " + std::to_string(shapes.size()) + " shapes x " +
       std::to_string(options_.seeds) + " seeds x 2 calls" +
@@ -461,13 +484,31 @@ void Runner::correctness() {
     int seeds_checked = 0;
     for (int seed = 1; seed <= options_.seeds && ok; ++seed) {
       double bytes = 0;
+      // The reference may refuse a hidden shape (a size outside its contract): then the shape
+      // is left out of the job's checks instead of failing the reference.
+      Report saved = writing_expected() && is_hidden(shape) ? report_ : Report{};
       try {
-        ok = check_case(shape, seed, &stats, &bytes);
+        if (dumping()) {
+          ok = dump_case(shape, seed, &bytes);
+        } else if (writing_expected()) {
+          ok = expect_case(shape, seed, &bytes);
+        } else {
+          ok = check_case(shape, seed, &stats, &bytes);
+        }
       } catch (const DeviceError& e) {  // from the harness's own device calls (fill, copy)
         report_.fail(Status::Error, "correctness on shape " + shape.id() + ": " + e.what(),
                      "device");
         say("  FAIL correctness on shape " + shape.id() + ": " + e.what());
         ok = false;
+      }
+      if (!ok && writing_expected() && is_hidden(shape)) {
+        std::string why = report_.reason;
+        report_ = saved;
+        report_.add_flag("hidden_shape_skipped", shape.id() + ": " + why);
+        say("  skip hidden shape " + shape.id() + ": the reference failed on it (" + why + ")");
+        ok = true;
+        seeds_checked = -1;
+        break;
       }
       ++seeds_checked;
       // A large shape costs seconds per seed; its other seeds add little the small shapes and
@@ -475,7 +516,9 @@ void Runner::correctness() {
       if (large_bytes > 0 && bytes > large_bytes) break;
     }
     if (!ok) break;
-    std::string line = "  ok   " + shape.id();
+    if (seeds_checked < 0) continue;
+    std::string line = "  ok   " + shape.id() + (is_hidden(shape) ? " (hidden shape)" : "");
+    if (dumping()) line += "  (outputs written for the checker)";
     for (const OutputStats& s : stats) {
       if (s.name.empty()) continue;
       line += "  " + s.name + ": max_abs " + fmt("%.3g", s.max_abs) + " max_rel " +
@@ -498,27 +541,381 @@ void Runner::correctness() {
   }
 }
 
+// ---- the split judge: candidate child, reference child ------------------------------------
+
+bool Runner::is_hidden(const Shape& shape) const {
+  for (const Shape& h : hidden_)
+    if (h.id() == shape.id()) return true;
+  return false;
+}
+
+bool Runner::dump_outputs(CaseState& cs, int set, const std::string& kind, int call, int variant,
+                          const std::vector<Perturbation>& perturb) {
+  DumpEntry entry;
+  entry.kind = kind;
+  entry.shape = cs.shape;
+  entry.seed = cs.seed;
+  entry.call = call;
+  entry.variant = variant;
+  entry.perturb = perturb;
+  std::vector<std::vector<unsigned char>> data;
+  for (std::size_t k = 0; k < cs.outputs.size(); ++k) {
+    const OutputSpec& spec = cs.outputs[k];
+    if (spec.role == Buffer::Role::Scratch) continue;
+    const Buffer& b = *cs.sets[set][k];
+    entry.outputs.push_back({spec.name, spec.dtype, int(spec.role), b.count(), spec.tol, ""});
+    data.emplace_back();
+    to_host(b, &data.back());
+  }
+  std::string err;
+  if (dump_->add(std::move(entry), data, &err)) return true;
+  // Like an unwritable result file: the machine's fault, said on stderr with the harness's own
+  // exit code so it is not taken for the implementation's.
+  std::fflush(stdout);
+  std::fprintf(stderr, "kernelfoundry harness: %s\n", err.c_str());
+  std::fflush(stderr);
+  std::_Exit(kExitCannotWriteResult);
+}
+
+bool Runner::dump_case(const Shape& shape, int seed, double* bytes) {
+  CaseState cs(ctx_, shape, seed);
+  {
+    StepTimer timer(&times_.setup);
+    if (!run_setup(cs)) return false;
+  }
+  double input_bytes = 0;
+  for (auto& b : cs.inputs) input_bytes += double(BufferAccess::capacity_bytes(*b));
+  *bytes = input_bytes;
+  for (const auto& b : cs.sets[kTestSet]) *bytes += double(BufferAccess::capacity_bytes(*b));
+  std::string hidden = is_hidden(shape) ? " (a hidden shape near the listed ones: the kernel must "
+                                          "handle any size, not only the listed ones)"
+                                        : "";
+  for (int call_no = 1; call_no <= 2; ++call_no) {
+    int variant = call_no - 1;
+    std::string where = "correctness failed on shape " + shape.id() + hidden + " seed " +
+                        std::to_string(seed) + " call " + std::to_string(call_no);
+    CallOutcome out;
+    {
+      StepTimer timer(&times_.calls);
+      prepare_set(cs, kTestSet, variant);
+      out = invoke(cs, Impl::Candidate, kTestSet, call_no);
+    }
+    StepTimer timer(&times_.checks);
+    if (out.ok)
+      check_integrity(cs, kTestSet, &out, call_no == 2 || input_bytes <= kEagerInputCheckBytes);
+    if (!out.ok) {
+      record_failure(cs, "correctness", call_no, where, out);
+      return false;
+    }
+    if (!dump_outputs(cs, kTestSet, "case", call_no, variant, {})) return false;
+  }
+  return true;
+}
+
+bool Runner::expect_case(const Shape& shape, int seed, double* bytes) {
+  CaseState cs(ctx_, shape, seed);
+  {
+    StepTimer timer(&times_.setup);
+    if (!run_setup(cs)) return false;
+  }
+  for (auto& b : cs.inputs) *bytes += double(BufferAccess::capacity_bytes(*b));
+  for (const auto& b : cs.sets[kExpectedSet]) *bytes += double(BufferAccess::capacity_bytes(*b));
+  StepTimer timer(&times_.reference);
+  CallOutcome out = call(cs, Impl::Reference, kExpectedSet, 0, 0);
+  if (!out.ok) {
+    out.message = "reference: " + out.message;
+    record_failure(cs, "reference", 0,
+                   "reference failed on shape " + shape.id() + " seed " + std::to_string(seed),
+                   out);
+    return false;
+  }
+  return dump_outputs(cs, kExpectedSet, "case", 0, 0, {});
+}
+
+void Runner::restore_inputs(CaseState& cs) {
+  for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
+    Buffer& b = *cs.inputs[std::size_t(it->first.input)];
+    std::size_t size = dtype_size(b.dtype());
+    b.write_bytes(it->second.data(), size, std::size_t(it->first.index) * size);
+  }
+  undo_.clear();
+}
+
+std::vector<Perturbation> Runner::perturb_inputs(CaseState& cs) {
+  restore_inputs(cs);
+  std::vector<Perturbation> out;
+  for (std::size_t i = 0; i < cs.inputs.size(); ++i) {
+    Buffer& b = *cs.inputs[i];
+    if (!cs.input_drawn[i] || b.count() == 0) continue;
+    std::size_t size = dtype_size(b.dtype());
+    for (int n = 0; n < kPerturbedElements; ++n) {
+      long index = long(rng_() % std::uint64_t(b.count()));
+      std::vector<unsigned char> before(size), after(size);
+      b.read_bytes(before.data(), size, std::size_t(index) * size);
+      // A value that differs from the one there (a few tries: small integer ranges repeat).
+      for (int attempt = 0; attempt < 8; ++attempt) {
+        fill_values(after.data(), b.dtype(), 1, cs.input_dists[i], rng_());
+        if (after != before) break;
+      }
+      if (after == before) continue;
+      Perturbation p{int(i), index, to_hex(after.data(), size)};
+      b.write_bytes(after.data(), size, std::size_t(index) * size);
+      undo_.push_back({p, before});
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+// ---- the split judge: the checker -----------------------------------------------------------
+
+namespace {
+
+struct ExpectedOutput {
+  std::string name;
+  DType dtype = DType::F32;
+  Buffer::Role role = Buffer::Role::Output;
+  long count = 0;
+  Tolerance tol;
+  std::vector<unsigned char> bytes;
+};
+
+std::string entry_key(const std::string& kind, const std::string& shape, int seed, int call) {
+  return kind + "|" + shape + "|" + std::to_string(seed) + "|" + std::to_string(call);
+}
+
+}  // namespace
+
+void Runner::check() {
+  auto start = Clock::now();
+  std::vector<DumpEntry> expected, got;
+  std::string err;
+  if (!read_dump(options_.expected_dir, &expected, &err)) {
+    report_.fail(Status::Error, "the reference's outputs cannot be read: " + err, "judge");
+    say("kernelfoundry harness: " + report_.reason);
+    return;
+  }
+  if (!read_dump(options_.check_dir, &got, &err)) {
+    report_.fail(Status::Wrong, "the candidate's run left no readable outputs: " + err);
+    say("  FAIL " + report_.reason);
+    return;
+  }
+  std::map<std::string, const DumpEntry*> by_key;
+  for (const DumpEntry& e : got) by_key[entry_key(e.kind, e.shape.id(), e.seed, e.call)] = &e;
+
+  // One output set against what the reference produced; records a case per output.
+  auto compare_set = [&](const DumpEntry& entry, const std::vector<ExpectedOutput>& want,
+                         const std::string& phase, int variant, const std::string& where,
+                         std::vector<std::vector<unsigned char>>* values) {
+    values->clear();
+    for (const ExpectedOutput& w : want) {
+      CaseRecord rec;
+      rec.phase = phase;
+      rec.shape = entry.shape.id();
+      rec.seed = entry.seed;
+      rec.call = entry.call;
+      rec.output = w.name;
+      const DumpedOutput* o = nullptr;
+      for (const DumpedOutput& d : entry.outputs)
+        if (d.name == w.name) o = &d;
+      if (o == nullptr || o->dtype != w.dtype) {
+        rec.status = Status::Wrong;
+        rec.message = "output '" + w.name + "' was not handed over by the candidate's run";
+      } else if (o->count != w.count) {
+        rec.status = Status::ShapeMismatch;
+        rec.message = "output '" + w.name + "' has " + std::to_string(o->count) +
+                      " elements, the reference produced " + std::to_string(w.count);
+      } else {
+        values->emplace_back();
+        std::vector<unsigned char>& actual = values->back();
+        if (!read_dumped(options_.check_dir, *o, &actual, &err)) {
+          rec.status = Status::Wrong;
+          rec.message = err;
+        } else {
+          rec.compared = true;
+          rec.tol = w.tol;
+          rec.cmp = compare(actual.data(), w.bytes.data(), w.dtype, w.count, w.tol);
+          if (!rec.cmp.passed) {
+            rec.status = Status::Wrong;
+            long untouched = 0;
+            if (w.role == Buffer::Role::Output) {
+              std::vector<unsigned char> poison = poison_pattern(w.dtype, variant);
+              untouched = count_pattern(actual.data(), w.dtype, w.count, poison.data());
+            }
+            if (w.count > 0 && untouched == w.count) {
+              rec.message = "output '" + w.name +
+                            "' was never written (still holds the poison "
+                            "pattern)";
+            } else {
+              rec.message = "output '" + w.name + "': " + rec.cmp.describe(w.tol);
+              if (untouched > 0)
+                rec.message += "; " + std::to_string(untouched) + " of " + std::to_string(w.count) +
+                               " elements still hold the poison pattern (never written)";
+            }
+          }
+        }
+      }
+      report_.cases.push_back(rec);
+      if (rec.status != Status::Pass) {
+        report_.fail(rec.status, where + ": " + rec.message);
+        say("  FAIL " + where + ": " + rec.message);
+        return false;
+      }
+    }
+    return true;
+  };
+
+  // Correctness: every case the reference wrote, calls 1 and 2, against the stored outputs.
+  std::size_t checks = 0;
+  for (const DumpEntry& e : expected) {
+    if (e.kind != "case") continue;
+    std::vector<ExpectedOutput> want;
+    for (const DumpedOutput& o : e.outputs) {
+      ExpectedOutput w{o.name, o.dtype, Buffer::Role(o.role), o.count, o.tol, {}};
+      if (!read_dumped(options_.expected_dir, o, &w.bytes, &err)) {
+        report_.fail(Status::Error, "the reference's outputs cannot be read: " + err, "judge");
+        say("kernelfoundry harness: " + report_.reason);
+        return;
+      }
+      want.push_back(std::move(w));
+    }
+    std::vector<std::vector<unsigned char>> first, second;
+    for (int call_no = 1; call_no <= 2; ++call_no) {
+      std::string where = "correctness failed on shape " + e.shape.id() +
+                          (is_hidden(e.shape) ? " (a hidden shape near the listed ones: the "
+                                                "kernel must handle any size, not only the "
+                                                "listed ones)"
+                                              : "") +
+                          " seed " + std::to_string(e.seed) + " call " + std::to_string(call_no);
+      if (call_no == 2)
+        where += " (call 1 on the same inputs was correct: correct only on the first call)";
+      auto it = by_key.find(entry_key("case", e.shape.id(), e.seed, call_no));
+      if (it == by_key.end()) {
+        report_.fail(Status::Wrong, where + ": the candidate's run handed over no outputs for it");
+        say("  FAIL " + report_.reason);
+        return;
+      }
+      if (!compare_set(*it->second, want, "correctness", call_no - 1, where,
+                       call_no == 1 ? &first : &second))
+        return;
+      ++checks;
+    }
+    CaseState shell(ctx_, e.shape, e.seed);
+    for (const ExpectedOutput& w : want)
+      shell.outputs.push_back({w.name, w.dtype, w.role, 0, w.tol, {}});
+    note_nondeterminism(shell, first, second);
+  }
+
+  // Timed calls and the call after timing: the reference runs here on the same inputs (the
+  // perturbed elements re-applied), so the candidate's run never sees what it is compared with.
+  const Benchmark& bench = suite_.benchmarks.front();
+  for (const Shape& shape : bench.shapes) {
+    if (options_.phase == Phase::Correctness) break;
+    if (!options_.shape.empty() && shape.id() != options_.shape) continue;
+    int timed = 0, post = 0;
+    for (const DumpEntry& e : got) {
+      if (e.shape.id() != shape.id() || (e.kind != "timed" && e.kind != "post")) continue;
+      (e.kind == "timed" ? timed : post)++;
+      int seed = options_.seeds + (e.kind == "timed" ? 1 : 2);
+      std::string where = (e.kind == "timed" ? "wrong in timed call " + std::to_string(e.call)
+                                             : std::string("wrong after the timing loop")) +
+                          " on shape " + shape.id() +
+                          (e.kind == "timed" ? " (inputs changed before every timed call)"
+                                             : " (fresh inputs no earlier call saw)");
+      if (e.seed != seed || e.perturb.size() > std::size_t(kPerturbedElements) * 64 ||
+          (e.kind == "post" && !e.perturb.empty())) {
+        report_.fail(Status::Wrong, where +
+                                        ": the handed-over outputs do not describe the "
+                                        "inputs the harness gave");
+        say("  FAIL " + report_.reason);
+        return;
+      }
+      CaseState cs(ctx_, shape, seed);
+      if (!run_setup(cs)) return;
+      for (const Perturbation& p : e.perturb) {
+        std::vector<unsigned char> bytes;
+        bool ok = p.input >= 0 && std::size_t(p.input) < cs.inputs.size() &&
+                  cs.input_drawn[std::size_t(p.input)] && from_hex(p.hex, &bytes);
+        Buffer* b = ok ? cs.inputs[std::size_t(p.input)].get() : nullptr;
+        ok = ok && p.index >= 0 && p.index < b->count() && bytes.size() == dtype_size(b->dtype());
+        if (!ok) {
+          report_.fail(Status::Wrong, where + ": the handed-over perturbation is malformed");
+          say("  FAIL " + report_.reason);
+          return;
+        }
+        b->write_bytes(bytes.data(), bytes.size(), std::size_t(p.index) * bytes.size());
+      }
+      // The reference must leave the perturbed inputs as they are now.
+      if (!e.perturb.empty()) {
+        for (std::size_t i = 0; i < cs.inputs.size(); ++i)
+          cs.input_sums[i] = buffer_checksum(*cs.inputs[i], &staging_);
+      }
+      CallOutcome out = call(cs, Impl::Reference, kExpectedSet, 0, 0);
+      if (!out.ok) {
+        out.message = "reference: " + out.message;
+        record_failure(cs, "reference", 0, "the reference failed on shape " + shape.id(), out);
+        report_.error_kind = "judge";
+        return;
+      }
+      std::vector<ExpectedOutput> want;
+      for (std::size_t k = 0; k < cs.outputs.size(); ++k) {
+        const OutputSpec& spec = cs.outputs[k];
+        if (spec.role == Buffer::Role::Scratch) continue;
+        ExpectedOutput w{spec.name, spec.dtype, spec.role, cs.sets[kExpectedSet][k]->count(),
+                         spec.tol,  {}};
+        to_host(*cs.sets[kExpectedSet][k], &w.bytes);
+        want.push_back(std::move(w));
+      }
+      std::vector<std::vector<unsigned char>> values;
+      if (!compare_set(e, want, "benchmark", e.variant == 1 ? 1 : 0, where, &values)) {
+        report_.add_flag(e.kind == "timed" ? "wrong_in_timed_call" : "wrong_after_timing",
+                         report_.reason);
+        return;
+      }
+      ++checks;
+    }
+    if (timed == 0 || post == 0) {
+      report_.fail(Status::Wrong, "benchmark shape " + shape.id() +
+                                      ": the candidate's run handed over no outputs of its " +
+                                      (timed == 0 ? "timed calls" : "call after timing"));
+      say("  FAIL " + report_.reason);
+      return;
+    }
+  }
+  report_.phase_seconds.emplace_back("check", seconds_since(start));
+  say("check: " + std::to_string(checks) +
+      " output sets of the candidate agree with the "
+      "reference (" +
+      fmt("%.2f s", seconds_since(start)) + ")");
+}
+
 // ---- benchmark ----------------------------------------------------------------------------
 
 bool Runner::benchmark_shape(const Shape& shape) {
   // A seed the correctness phase did not use: the re-check after timing is one more seed.
   CaseState cs(ctx_, shape, options_.seeds + 1);
-  if (!run_setup(cs) || !compute_expected(cs)) return false;
+  if (!run_setup(cs)) return false;
+  // The split judge's candidate child runs no reference: its outputs go to the checker.
+  if (!dumping() && !compute_expected(cs)) return false;
   Device& device = *ctx_.device;
   ShapeTiming t;
   t.shape = shape.id();
   for (auto& b : cs.inputs) t.bytes += double(b->bytes());
   for (std::size_t k = 0; k < cs.outputs.size(); ++k) {
     if (cs.outputs[k].role != Buffer::Role::Scratch) {
-      t.bytes += double(expected_counts_[k]) * double(dtype_size(cs.outputs[k].dtype));
+      long count = dumping() ? cs.sets[kTestSet][k]->count() : expected_counts_[k];
+      t.bytes += double(count) * double(dtype_size(cs.outputs[k].dtype));
     }
   }
 
   int calls = 0;
   bool cold = !options_.warm;
   // One call of the implementation under test: poison, flush (cold samples), run, time.
+  std::vector<Perturbation> perturb;  // of the last call
   auto one_call = [&](bool flush, double* device_ms, double* host_ms) {
     prepare_set(cs, kTestSet, calls % 2);
+    // A memo keyed on the inputs never hits: every call sees inputs no earlier call saw.
+    if (dumping()) perturb = perturb_inputs(cs);
     if (flush) {
       device.flush_caches();
     } else {
@@ -549,6 +946,15 @@ bool Runner::benchmark_shape(const Shape& shape) {
             seconds_since(warm_start) < options_.warmup_time) &&
            seconds_since(warm_start) < warm_cap);
   t.warmup_calls = calls;
+  // Threads alive once the warm-up made the runtime's pools (OpenMP, drivers): a timed call that
+  // leaves one more behind handed work to a thread that outlives the measurement.
+  int threads = dumping() ? count_threads() : -1;
+  // One timed call picked uniformly at random after the fact (reservoir sampling), so the
+  // candidate cannot know which call's outputs the checker compares.
+  long timed_calls = 0, picked_call = 0;
+  int picked_variant = 0;
+  std::vector<Perturbation> picked_perturb;
+  std::vector<std::vector<unsigned char>> picked;
 
   StopRule rule;
   rule.noise = options_.noise;
@@ -561,6 +967,31 @@ bool Runner::benchmark_shape(const Shape& shape) {
   auto loop_start = Clock::now();
   while (true) {
     if (!one_call(cold, &dev, &host)) return false;
+    if (threads >= 0) {
+      int now = count_threads();
+      if (now > threads) {
+        CallOutcome late;
+        late.fail(Status::Error, "thread_outlived_call",
+                  "a thread was still running after run() returned (" + std::to_string(now) +
+                      " threads, " + std::to_string(threads) +
+                      " before the call): all work must finish before run() returns; "
+                      "do not hand work to threads that outlive the call");
+        report_.add_flag("thread_outlived_call", shape.id() + ": " + late.message);
+        record_failure(
+            cs, "benchmark", calls,
+            "benchmark failed on shape " + shape.id() + " (call " + std::to_string(calls) + ")",
+            late);
+        return false;
+      }
+    }
+    if (dumping() && rng_() % std::uint64_t(++timed_calls) == 0) {
+      picked_call = calls;
+      picked_variant = (calls - 1) % 2;
+      picked_perturb = perturb;
+      picked.resize(cs.outputs.size());
+      for (std::size_t k = 0; k < cs.outputs.size(); ++k)
+        if (cs.outputs[k].role != Buffer::Role::Scratch) to_host(*cs.sets[kTestSet][k], &picked[k]);
+    }
     bool device_timed = dev >= 0;
     double ms = device_timed ? dev : host;
     if (!device_timed) t.device_timed = false;
@@ -588,12 +1019,53 @@ bool Runner::benchmark_shape(const Shape& shape) {
   // The last timed call must still be right, with inputs and guards intact.
   std::string where =
       "wrong after timing loop on shape " + shape.id() + " (call " + std::to_string(calls) + ")";
+  if (dumping()) {
+    // The picked call and the last one go to the checker with the inputs they saw; then the
+    // inputs are restored (their checksums must hold) and one call on fresh inputs follows.
+    if (picked_call != 0 && picked_call != calls) {
+      DumpEntry entry;
+      entry.kind = "timed";
+      entry.shape = cs.shape;
+      entry.seed = cs.seed;
+      entry.call = int(picked_call);
+      entry.variant = picked_variant;
+      entry.perturb = picked_perturb;
+      std::vector<std::vector<unsigned char>> data;
+      for (std::size_t k = 0; k < cs.outputs.size(); ++k) {
+        const OutputSpec& spec = cs.outputs[k];
+        if (spec.role == Buffer::Role::Scratch) continue;
+        entry.outputs.push_back({spec.name, spec.dtype, int(spec.role),
+                                 long(picked[k].size() / dtype_size(spec.dtype)), spec.tol, ""});
+        data.push_back(std::move(picked[k]));
+      }
+      std::string err;
+      if (!dump_->add(std::move(entry), data, &err)) {
+        std::fprintf(stderr, "kernelfoundry harness: %s\n", err.c_str());
+        std::_Exit(kExitCannotWriteResult);
+      }
+    }
+    if (!dump_outputs(cs, kTestSet, "timed", calls, (calls - 1) % 2, perturb)) return false;
+    restore_inputs(cs);
+  }
   CallOutcome integrity;
   if (!check_integrity(cs, kTestSet, &integrity)) {
     record_failure(cs, "benchmark", calls, where, integrity);
     return false;
   }
-  if (!compare_outputs(cs, "benchmark", calls, (calls - 1) % 2, where, nullptr, 0)) {
+  if (dumping()) {
+    CaseState fresh(ctx_, shape, options_.seeds + 2);
+    if (!run_setup(fresh)) return false;
+    prepare_set(fresh, kTestSet, 0);
+    CallOutcome out = invoke(fresh, Impl::Candidate, kTestSet, ++calls);
+    if (out.ok) check_integrity(fresh, kTestSet, &out);
+    if (!out.ok) {
+      record_failure(fresh, "benchmark", calls,
+                     "failed after the timing loop on shape " + shape.id() + " (fresh inputs)",
+                     out);
+      return false;
+    }
+    if (!dump_outputs(fresh, kTestSet, "post", calls, 0, {})) return false;
+  } else if (!compare_outputs(cs, "benchmark", calls, (calls - 1) % 2, where, nullptr, 0)) {
     report_.add_flag("wrong_after_timing", report_.reason);
     return false;
   }

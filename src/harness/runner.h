@@ -2,10 +2,13 @@
 // and benchmark (adaptive cold timing, re-checked afterwards). Results go into a Report.
 #pragma once
 
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "harness/case_state.h"
+#include "harness/dump.h"
 #include "harness/options.h"
 #include "harness/report.h"
 #include "kernelfoundry/harness.h"
@@ -25,12 +28,34 @@ class Runner {
   // Each stops at the first failure, recorded in the report.
   void correctness();
   void benchmark();
+  // --check: compares the candidate's outputs (options.check_dir) with the reference's
+  // (options.expected_dir), running the reference for the timed calls the candidate dumped.
+  void check();
+  // Hidden correctness shapes (--extra-shapes): checked like the listed ones; in the reference's
+  // --expected-out run a hidden shape the reference cannot handle is left out with a note.
+  void set_hidden_shapes(std::vector<Shape> shapes) { hidden_ = std::move(shapes); }
 
  private:
   struct CallOutcome;
   struct OutputStats;
 
   Impl test_impl() const { return options_.ref ? Impl::Reference : Impl::Candidate; }
+  // The candidate child of the split judge: no reference runs here, outputs go to dump_dir.
+  bool dumping() const { return !options_.dump_dir.empty(); }
+  bool writing_expected() const { return !options_.expected_out.empty(); }
+  bool is_hidden(const Shape& shape) const;
+  bool dump_case(const Shape& shape, int seed, double* bytes);
+  bool expect_case(const Shape& shape, int seed, double* bytes);
+  // Copies the test set's outputs to the host and adds them to the dump as one entry.
+  bool dump_outputs(CaseState& cs, int set, const std::string& kind, int call, int variant,
+                    const std::vector<Perturbation>& perturb);
+  // Before a timed call: restores the elements the last perturbation changed, then overwrites a
+  // few random elements of every drawn input with fresh values from its distribution, so no two
+  // timed calls see the same inputs. Returns the new perturbation.
+  std::vector<Perturbation> perturb_inputs(CaseState& cs);
+  void restore_inputs(CaseState& cs);
+  bool check_entry(const DumpEntry& got, const DumpEntry* expected, const std::string& where,
+                   std::vector<std::vector<unsigned char>>* values);
   // `bytes` receives the size of the case's buffers (inputs and both output sets).
   bool check_case(const Shape& shape, int seed, std::vector<OutputStats>* stats, double* bytes);
   bool benchmark_shape(const Shape& shape);
@@ -53,6 +78,10 @@ class Runner {
                            const std::vector<std::vector<unsigned char>>& first,
                            const std::vector<std::vector<unsigned char>>& second);
 
+  std::vector<Shape> hidden_;
+  std::unique_ptr<DumpWriter> dump_;
+  std::mt19937_64 rng_{std::random_device{}()};
+  std::vector<std::pair<Perturbation, std::vector<unsigned char>>> undo_;  // original bytes
   Problem& problem_;
   const Suite& suite_;
   const Options& options_;
