@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU machine's part of the checks and benchmarks, in one command per stage. Run from the
-# repository root on the H200 machine over an install tree in .dist/ (built on the CPU machine:
+# repository root on the H200 machine over an install tree in .dist/ (built on the CPU machine by
+# bench/make_dist.sh, which also copies the shared libraries and bwrap; by hand:
 #   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DKF_GPU_TESTS=ON \
 #     '-DCMAKE_INSTALL_RPATH=$ORIGIN/../lib' -DCMAKE_INSTALL_PREFIX=$PWD/.dist
 #   cmake --build build-gpu && cmake --install build-gpu   # plus the non-glibc .so files it needs
@@ -9,8 +10,9 @@
 #   bash bench/gpu_session.sh ncu        # timing fidelity against ncu
 #   bash bench/gpu_session.sh search     # a 2 x 2 evolutionary job on softmax_cuda, replaying the
 #                                        # GPU test candidates (hand-written, not a model's output)
+#   bash bench/gpu_session.sh integrity  # CUDA adversarial and honest candidates (gpu_integrity.sh)
 set -uo pipefail
-stage=${1:?stage: validate, ncu or search}
+stage=${1:?stage: validate, ncu, search or integrity}
 OUT=${OUT:-bench/results/h200}
 mkdir -p "$OUT"
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
@@ -65,6 +67,10 @@ case $stage in
       step "$KF" kernels job=softmax_cuda_replay "${iso[@]}"
       step "$KF" jobs "${iso[@]}"
     } > "$OUT/search_softmax_cuda.txt" 2>&1
+    ;;
+  integrity)
+    # Writes $OUT/integrity_cuda.txt; its exit status says whether every verdict was as expected.
+    OUT=$OUT KF=$KF step bash bench/gpu_integrity.sh > "$OUT/integrity_stdout.txt" 2>&1
     ;;
 esac
 tail -n 60 "$OUT"/*.txt

@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(build-essential cmake ninja-build pkg-config libyaml-cpp-dev nlohmann-json3-dev
           libsqlite3-dev libcurl4-openssl-dev libssl-dev libarchive-dev libgtest-dev libgmock-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+          bubblewrap  # bwrap: the sandbox of candidate builds and runs (docs/security.md)
           python3)  # python3: the scripted LLM server of the tests and the bench scripts
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -190,14 +190,18 @@ int cmd_jobs(const std::vector<std::string>& args) {
   if (!store) return fail(store.message());
   auto jobs = (*store)->jobs();
   if (!jobs) return fail(jobs.message());
-  std::cout << strprintf("%-24s %-20s %-7s %-10s %-12s %-14s %9s  %s\n", "job", "task", "lang",
-                         "arch", "status", "tokens in/out", "cost", "updated");
+  std::cout << strprintf("%-24s %-20s %-7s %-10s %-12s %-14s %-9s %9s  %s\n", "job", "task", "lang",
+                         "arch", "status", "tokens in/out", "cached in", "cost", "updated");
   for (const auto& j : *jobs) {
     std::string tokens = strprintf("%lld/%lld", static_cast<long long>(j.prompt_tokens),
                                    static_cast<long long>(j.completion_tokens));
-    std::cout << strprintf("%-24s %-20s %-7s %-10s %-12s %-14s %9s  %s\n", j.job_name.c_str(),
+    // Of the input tokens, those read from the provider's prompt cache (summed over the calls).
+    auto totals = (*store)->llm_totals(j.job_name);
+    std::string cached =
+        totals ? std::to_string(static_cast<long long>(totals->cached_tokens)) : "?";
+    std::cout << strprintf("%-24s %-20s %-7s %-10s %-12s %-14s %-9s %9s  %s\n", j.job_name.c_str(),
                            j.task_name.c_str(), j.language.c_str(), j.gpu_arch.c_str(),
-                           effective_status(j).c_str(), tokens.c_str(),
+                           effective_status(j).c_str(), tokens.c_str(), cached.c_str(),
                            strprintf("$%.4f", j.cost).c_str(), j.updated_at.c_str());
   }
   return kExitOk;

@@ -103,6 +103,37 @@ std::vector<Row> server_rows(const std::string& p) {
                      "Price in USD per million output tokens, for cost estimates; null = unknown.")
                      .at_least(0)
                      .nullable());
+  rows.push_back(Row(p + ".price_per_mtok_cached_in", Kind::kNumber, kNull,
+                     "Price in USD per million input tokens read from the provider's prompt "
+                     "cache; null = price_per_mtok_in.")
+                     .at_least(0)
+                     .nullable());
+  rows.push_back(Row(p + ".price_per_mtok_cache_write", Kind::kNumber, kNull,
+                     "Anthropic: price in USD per million input tokens written to the prompt "
+                     "cache; null = 1.25 x price_per_mtok_in.")
+                     .at_least(0)
+                     .nullable());
+  rows.push_back(Row(p + ".token_limit_param", Kind::kEnum, "auto",
+                     "OpenAI: the name the answer's cap goes by: `max_completion_tokens` (current; "
+                     "reasoning models need it), `max_tokens` (older compatible servers), `auto` "
+                     "(max_completion_tokens, switching once if the server rejects it).")
+                     .one_of({"auto", "max_completion_tokens", "max_tokens"}));
+  rows.push_back(Row(p + ".reasoning_effort", Kind::kEnum, kNull,
+                     "OpenAI reasoning models: `none`, `minimal`, `low`, `medium`, `high`, "
+                     "`xhigh`; null = not sent (the model's default).")
+                     .one_of({"none", "minimal", "low", "medium", "high", "xhigh"})
+                     .nullable());
+  rows.push_back(Row(p + ".thinking", Kind::kSection, json::object(),
+                     "Anthropic extended thinking: `{budget_tokens: N}`."));
+  rows.push_back(Row(p + ".thinking.budget_tokens", Kind::kInt, kNull,
+                     "Anthropic: tokens the model may think before answering (>= 1024, less "
+                     "than max_tokens); null = no extended thinking. Temperature is then not "
+                     "sent.")
+                     .at_least(1024)
+                     .nullable());
+  rows.push_back(Row(p + ".prompt_caching", Kind::kBool, true,
+                     "Anthropic: mark the prompt's static prefix with cache_control so later "
+                     "calls read it from the cache; false = no marks."));
   return rows;
 }
 
@@ -303,6 +334,33 @@ std::vector<KeySpec> build_schema() {
           .above(1));
   add(Row("eval_config.check_wall_time", Kind::kBool, true,
           "Cross-check the child's reported times against the wall time the parent measured."));
+  add(Row("eval_config.hidden_shapes", Kind::kBool, true,
+          "Also check each candidate on hidden shapes near the listed correctness shapes (every "
+          "dimension moved by 1..7, and one random size within the listed range), drawn per job, "
+          "so code written for exactly the listed sizes fails. Off when the task sets "
+          "eval_config.fixed_shapes."));
+  add(Row("eval_config.fixed_shapes", Kind::kBool, false,
+          "Set by a task package (its config.yaml) whose listed shapes are the only valid ones "
+          "(sizes the kernel may assume): no hidden shapes are checked."));
+  add(Row("eval_config.sandbox", Kind::kEnum, "auto",
+          "Isolation of every build step and run of candidate code (docs/security.md): `bwrap` "
+          "runs each in a bubblewrap sandbox (own PID namespace, no network, read-only system, "
+          "writes only to its own folder) and fails at job start where bwrap cannot be used; "
+          "`auto` does so where bwrap works, else warns once and keeps only the environment "
+          "scrub and the limits; `none`: no sandbox, no warning.")
+          .one_of({"auto", "bwrap", "none"}));
+  add(Row("eval_config.memory_limit_gib", Kind::kNumber, 8,
+          "Most resident memory (GiB) of a build step's or run's whole process tree; a child "
+          "over it is killed with the limit named. GPU memory is not counted. 0 = none.")
+          .at_least(0));
+  add(Row("eval_config.max_processes", Kind::kInt, 256,
+          "Most processes + threads of a build step's or run's process tree; a child over it is "
+          "killed with the limit named. 0 = none.")
+          .at_least(0));
+  add(Row("eval_config.cpu_time_limit", Kind::kNumber, 0,
+          "CPU seconds each process of a build step or run may use (RLIMIT_CPU); 0 = 4 x the "
+          "step's timeout (build_timeout or test_timeout).")
+          .at_least(0));
 
   // How a task package's files reach each candidate (configs/run.yaml).
   add(Row("task_files", Kind::kSection, kEmptyMap,

@@ -9,7 +9,8 @@
 
 namespace kf {
 
-std::string test_run_environment_fault(const ProcessResult& proc, const nlohmann::json& result) {
+std::string test_run_environment_fault(const ProcessResult& proc, const nlohmann::json& result,
+                                       const std::filesystem::path& confirm_dir) {
   if (proc.cancelled || proc.timed_out || proc.inactive) return "";
   if (!proc.started) return "the test binary could not be started: " + proc.start_error;
   if (proc.term_signal != 0) {
@@ -20,7 +21,8 @@ std::string test_run_environment_fault(const ProcessResult& proc, const nlohmann
   }
   if (proc.exit_code == kHarnessCannotWriteResult) {
     size_t at = proc.output.find(kHarnessCannotWriteLine);
-    if (at != std::string::npos) {
+    bool confirmed = confirm_dir.empty() || !environment_fault(proc, true, confirm_dir).empty();
+    if (at != std::string::npos && confirmed) {
       size_t end = proc.output.find('\n', at);
       std::string line = proc.output.substr(at, end == std::string::npos ? end : end - at);
       constexpr size_t kMaxLine = 600;

@@ -14,10 +14,13 @@
 #include "eval/verdict.h"
 #include "lang/lang.h"
 #include "proc/process.h"
+#include "proc/sandbox.h"
 #include "task/task.h"
 #include "util/status.h"
 
 namespace kf {
+
+struct ScreenResult;  // eval/screen.h
 
 struct EvalOptions {
   Language language = Language::kCpp;
@@ -38,6 +41,15 @@ struct EvalOptions {
   bool cold_samples = true;
   double max_plausible_speedup = 100;
   bool check_wall_time = true;
+  // Hidden correctness shapes near the listed ones (eval/hidden_shapes.h), unless the task marks
+  // its shapes fixed.
+  bool hidden_shapes = true;
+  bool fixed_shapes = false;
+  // The sandbox and limits of every build step and run (eval/isolation.h, proc/sandbox.h).
+  SandboxMode sandbox = SandboxMode::kAuto;  // eval_config.sandbox
+  double memory_limit_gib = 8;               // eval_config.memory_limit_gib (0 = none)
+  int max_processes = 256;                   // eval_config.max_processes (0 = none)
+  double cpu_time_limit_s = 0;  // eval_config.cpu_time_limit; 0 = 4 x the step's timeout
   int build_parallel = 2;
   std::filesystem::path cache_dir;  // build cache
   std::filesystem::path work_root;  // candidates' directories are made under here
@@ -68,6 +80,8 @@ struct EvalResult {
   nlohmann::json harness;                          // the harness's result file, as written
   std::string eval_log;
   double build_s = 0, test_s = 0;             // wall time of the build and of the test child
+  double screen_s = 0;                        // static screening of the candidate's objects
+  double check_s = 0;                         // the checker child (also counted in test_s)
   double correctness_s = 0, benchmark_s = 0;  // phases as the harness measured them
   int build_steps_run = 0, build_steps_cached = 0;
   std::filesystem::path dir;  // the candidate's directory (sources, result file, eval log)
@@ -117,6 +131,15 @@ class Evaluator {
   std::vector<std::string> reference_files() const;
   // The global functions the reference's objects define (nm), for the candidate's trap file.
   std::vector<std::string> reference_symbols(const BuildPlan& plan);
+  // Hidden correctness shapes for the job (--extra-shapes JSON), from the task's listed ones.
+  std::string hidden_shapes_for(const std::filesystem::path& binary,
+                                const std::filesystem::path& work_dir);
+  // The cached objects compiled from `files` (package-relative paths).
+  std::vector<std::filesystem::path> objects_of(const BuildPlan& plan,
+                                                const std::vector<std::string>& files) const;
+  // Static screening of a candidate's objects and OpenCL sources (eval/screen.h).
+  ScreenResult screen_build(const BuildPlan& plan, const std::filesystem::path& src_dir,
+                            const std::filesystem::path& build_dir);
   void score(EvalResult& result) const;
   void remeasure_if_suspect(EvalResult& result, const std::filesystem::path& binary,
                             const std::filesystem::path& src_dir,
@@ -125,7 +148,8 @@ class Evaluator {
                             const std::filesystem::path& src_dir,
                             const std::filesystem::path& work_dir, bool reference_impl,
                             const std::string& phase, const std::filesystem::path& out_file,
-                            std::vector<std::string> extra_args = {});
+                            std::vector<std::string> extra_args = {},
+                            const std::vector<std::filesystem::path>& read_only = {});
 
   const TaskPackage& task_;
   EvalOptions options_;
@@ -137,7 +161,11 @@ class Evaluator {
   // outputs it wrote; the trap symbols for candidate builds.
   std::filesystem::path judge_binary_, judge_src_dir_, expected_dir_;
   std::vector<std::string> trap_symbols_;
-  std::string extra_shapes_json_;  // hidden correctness shapes, "" = none
+  std::vector<std::filesystem::path> reference_objects_;
+  std::vector<std::filesystem::path> libraries_;  // what task binaries link, for screening
+  bool libraries_known_ = false;
+  std::string extra_shapes_json_;           // hidden correctness shapes, "" = none
+  std::filesystem::path judge_pocl_cache_;  // PoCL's kernel cache of the reference binary's runs
 };
 
 }  // namespace kf

@@ -4,12 +4,16 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <random>
 
 #include "eval/environment.h"
 #include "eval/eval.h"
 #include "eval/eval_log.h"
+#include "eval/hidden_shapes.h"
 #include "eval/interpret.h"
+#include "eval/isolation.h"
 #include "eval/log_clean.h"
+#include "eval/screen.h"
 #include "proc/sandbox.h"
 #include "util/fs.h"
 #include "util/strings.h"
@@ -89,12 +93,16 @@ Evaluator::Evaluator(const TaskPackage& task, EvalOptions options, Toolchain too
   // Build and run steps start in their own work directories, so every path they see is absolute.
   options_.work_root = fs::absolute(options_.work_root).lexically_normal();
   options_.cache_dir = fs::absolute(options_.cache_dir).lexically_normal();
+  judge_pocl_cache_ = options_.work_root / "judge-pocl-cache";
+  std::error_code ec;
+  fs::create_directories(judge_pocl_cache_, ec);  // a failure shows as the driver's own
 }
 
 ProcessResult Evaluator::run_harness(const fs::path& binary, const fs::path& src_dir,
                                      const fs::path& work_dir, bool reference_impl,
                                      const std::string& phase, const fs::path& out_file,
-                                     std::vector<std::string> extra_args) {
+                                     std::vector<std::string> extra_args,
+                                     const std::vector<fs::path>& read_only) {
   ProcessSpec spec;
   spec.argv = {binary.string(),
                "--phase",
@@ -122,7 +130,8 @@ ProcessResult Evaluator::run_harness(const fs::path& binary, const fs::path& src
   if (reference_impl) spec.argv.push_back("--ref");
   spec.argv.insert(spec.argv.end(), extra_args.begin(), extra_args.end());
   if (!options_.cold_samples) spec.argv.push_back("--warm");
-  if (options_.arch.dram_gbps > 0) {
+  // The bound is DRAM's: warm samples of a shape that fits in the caches may beat it honestly.
+  if (options_.arch.dram_gbps > 0 && options_.cold_samples) {
     spec.argv.push_back("--peak-gbps");
     spec.argv.push_back(fmt_num(options_.arch.dram_gbps));
   }
@@ -133,9 +142,15 @@ ProcessResult Evaluator::run_harness(const fs::path& binary, const fs::path& src
   // PoCL's kernel cache lives in the child's own directory: a cache shared across candidates
   // would be a channel between them (a memo, or a replaced binary run by the next one). The
   // reference's kernels are compiled only by the reference and checker children.
-  spec.env.push_back({"POCL_CACHE_DIR", (work_dir / "pocl-cache").string()});
-  SandboxOptions sandbox;
-  sandbox.pass_through = {"KF_OPENCL_PLATFORM", "POCL_*", "CUDA_VISIBLE_DEVICES"};
+  // The reference binary (reference and checker children, no candidate code) keeps one cache for
+  // the job, so the reference kernel is compiled once, not once per candidate.
+  fs::path pocl_cache = work_dir / "pocl-cache";
+  SandboxOptions sandbox = run_sandbox(options_, src_dir, binary, read_only);
+  if (!judge_pocl_cache_.empty() && (reference_impl || binary == judge_binary_)) {
+    pocl_cache = judge_pocl_cache_;
+    sandbox.writable_paths.push_back(pocl_cache);
+  }
+  spec.env.push_back({"POCL_CACHE_DIR", pocl_cache.string()});
   return runner_.run(sandboxed(std::move(spec), sandbox));
 }
 
@@ -149,6 +164,76 @@ std::vector<std::string> Evaluator::reference_files() const {
       files.push_back(b->file);
   }
   return files;
+}
+
+std::string Evaluator::hidden_shapes_for(const fs::path& binary, const fs::path& work_dir) {
+  ProcessSpec spec;
+  spec.argv = {binary.string(), "--list"};
+  spec.work_dir = work_dir;
+  spec.timeout_s = 30;
+  ProcessResult r =
+      runner_.run(sandboxed(std::move(spec), run_sandbox(options_, work_dir, binary)));
+  if (!r.success()) return "";
+  auto listed = parse_shape_list(r.output);
+  if (!listed) return "";
+  // A secret per job (never the config's seed): a candidate cannot know them in advance.
+  std::random_device entropy;
+  std::uint64_t seed = (std::uint64_t(entropy()) << 32) ^ entropy();
+  return hidden_shapes_json(hidden_shapes(*listed, seed));
+}
+
+std::vector<fs::path> Evaluator::objects_of(const BuildPlan& plan,
+                                            const std::vector<std::string>& files) const {
+  std::vector<fs::path> objects;
+  for (const BuildStep& step : plan.compiles) {
+    for (const std::string& f : files) {
+      if (step.label == "compile " + f)
+        objects.push_back(options_.cache_dir / "obj" / (step.cache_key + ".o"));
+    }
+  }
+  return objects;
+}
+
+ScreenResult Evaluator::screen_build(const BuildPlan& plan, const fs::path& src_dir,
+                                     const fs::path& build_dir) {
+  std::vector<std::string> evolve_files;
+  for (const Block* b : task_.blocks_of(BlockKind::kEvolve)) {
+    if (std::find(evolve_files.begin(), evolve_files.end(), b->file) == evolve_files.end())
+      evolve_files.push_back(b->file);
+  }
+  ScreenRequest request;
+  request.language = options_.language;
+  request.candidate_objects = objects_of(plan, evolve_files);
+  for (const BuildStep& step : plan.compiles) {
+    fs::path object = options_.cache_dir / "obj" / (step.cache_key + ".o");
+    if (std::find(request.candidate_objects.begin(), request.candidate_objects.end(), object) ==
+        request.candidate_objects.end())
+      request.task_objects.push_back(object);
+  }
+  request.reference_objects = reference_objects_;
+  if (!libraries_known_) {
+    libraries_ = link_libraries(options_.language, runner_, toolchain_.cxx);
+    const char* flavour = options_.language == Language::kOcl    ? "kf_harness_opencl"
+                          : options_.language == Language::kCuda ? "kf_harness_cuda"
+                                                                 : "kf_harness_host";
+    libraries_.push_back(toolchain_.lib_dir / ("lib" + std::string(flavour) + ".a"));
+    libraries_known_ = true;
+  }
+  request.library_files = libraries_;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(src_dir, ec);
+       it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    std::string rel = it->path().lexically_relative(src_dir).generic_string();
+    request.package_files.push_back(rel);
+    bool evolve = std::find(evolve_files.begin(), evolve_files.end(), rel) != evolve_files.end();
+    if (evolve && to_lower(it->path().extension().string()) == ".cl") {
+      auto text = read_file(it->path());
+      if (text) request.opencl_sources.emplace_back(rel, *text);
+    }
+  }
+  request.work_dir = build_dir;
+  return screen_candidate(request, runner_);
 }
 
 std::vector<std::string> Evaluator::reference_symbols(const BuildPlan& plan) {
@@ -236,8 +321,12 @@ EvalResult Evaluator::build_and_run(const std::string& id,
     result.eval_log = format_eval_log({&result, nullptr, "", "", options_.max_log_chars});
     return result;
   }
-  BuildLimits limits{options_.build_timeout_s, options_.inactivity_timeout_s,
-                     options_.max_output_bytes, options_.build_parallel};
+  BuildLimits limits;
+  limits.timeout_s = options_.build_timeout_s;
+  limits.inactivity_timeout_s = options_.inactivity_timeout_s;
+  limits.output_cap = options_.max_output_bytes;
+  limits.parallel = options_.build_parallel;
+  limits.sandbox = build_sandbox(options_, toolchain_, src_dir);
   BuildOutcome build = run_build(*plan, options_.cache_dir, limits, runner_);
   result.build_s = build.seconds;
   result.build_steps_run = build.steps_run;
@@ -265,13 +354,36 @@ EvalResult Evaluator::build_and_run(const std::string& id,
     build_log = strprintf("ok (%d steps run, %d from cache, %.2f s)\n", build.steps_run,
                           build.steps_cached, build.seconds);
 
+  if (role == Role::kCandidate) {
+    ScreenResult screen = screen_build(*plan, src_dir, build_dir);
+    result.screen_s = screen.seconds;
+    if (!screen.ok) {
+      if (!screen.environment_error.empty()) {
+        not_evaluated(result, "cannot screen the build: " + screen.environment_error);
+      } else {
+        result.verdict = kCompileError;
+        result.reason = screen.reason;
+      }
+      result.eval_log = format_eval_log(
+          {&result, nullptr, build_log + "\n" + screen.log, "", options_.max_log_chars});
+      return result;
+    }
+  }
+  if (role == Role::kReference) {
+    reference_objects_ = objects_of(*plan, reference_files());
+    extra_shapes_json_ = options_.hidden_shapes && !options_.fixed_shapes
+                             ? hidden_shapes_for(build.binary, run_dir)
+                             : "";
+  }
+
   // Tests and timing in one child, alone on the device.
   std::unique_lock<std::mutex> device;
   if (options_.device_lock) device = std::unique_lock<std::mutex>(*options_.device_lock);
   fs::path out_file = run_dir / "result.json";
   std::vector<std::string> extra;
   fs::path dump_dir = run_dir / "outputs";
-  if (role == Role::kReference) extra = {"--expected-out", (result.dir / "expected").string()};
+  // Inside the reference child's work dir: the only place it may write.
+  if (role == Role::kReference) extra = {"--expected-out", (run_dir / "expected").string()};
   if (role == Role::kCandidate) extra = {"--dump-dir", dump_dir.string()};
   if (role != Role::kTest && !extra_shapes_json_.empty())
     extra.insert(extra.end(), {"--extra-shapes", extra_shapes_json_});
@@ -280,7 +392,9 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   result.test_s = proc.wall_s;
   nlohmann::json harness_result = read_json_file(out_file);
   interpret_test_run(proc, harness_result, result);
-  if (std::string env = test_run_environment_fault(proc, harness_result); !env.empty()) {
+  if (std::string env = test_run_environment_fault(proc, harness_result,
+                                                   role == Role::kCandidate ? run_dir : fs::path());
+      !env.empty()) {
     if (device) device.unlock();
     not_evaluated(result, env);
     result.eval_log =
@@ -306,7 +420,7 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   if (role == Role::kReference && result.verdict == kCorrect) {
     judge_binary_ = build.binary;
     judge_src_dir_ = src_dir;
-    expected_dir_ = result.dir / "expected";
+    expected_dir_ = run_dir / "expected";
     trap_symbols_ = reference_symbols(*plan);
   }
   if (result.verdict == kCorrect && !reference_impl) {
@@ -356,7 +470,7 @@ void Evaluator::remeasure_if_suspect(EvalResult& r, const fs::path& binary, cons
   interpret_test_run(proc, harness_result, again);
   if (!judge_binary_.empty() && again.verdict == kCorrect)
     check_outputs(again, dump_dir, work_dir, "benchmark");
-  if (std::string env = test_run_environment_fault(proc, harness_result); !env.empty()) {
+  if (std::string env = test_run_environment_fault(proc, harness_result, work_dir); !env.empty()) {
     not_evaluated(r, "while re-measuring: " + env);
     return;
   }
@@ -385,8 +499,10 @@ void Evaluator::check_outputs(EvalResult& result, const fs::path& dump_dir,
   fs::path out_file = check_dir / "check.json";
   ProcessResult proc =
       run_harness(judge_binary_, judge_src_dir_, check_dir, true, phase, out_file,
-                  {"--check", dump_dir.string(), "--expected", expected_dir_.string()});
+                  {"--check", dump_dir.string(), "--expected", expected_dir_.string()},
+                  {dump_dir, expected_dir_});
   result.test_s += proc.wall_s;
+  result.check_s += proc.wall_s;
   nlohmann::json verdict = read_json_file(out_file);
   EvalResult judged;
   interpret_test_run(proc, verdict, judged);

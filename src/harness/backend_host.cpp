@@ -1,12 +1,17 @@
-// The host backend: buffers in aligned host memory and steady_clock timing.
+// The host backend: buffers in host memory that ends at a guard page, and steady_clock timing.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <unordered_map>
 
+#include "harness/crash.h"
 #include "harness/device.h"
 
 namespace kernelfoundry {
@@ -37,14 +42,37 @@ class HostDevice : public Device {
     return {{"cpus", std::to_string(cpus)}};
   }
 
-  void* alloc(std::size_t bytes) override {
-    std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, rounded);
-    if (p == nullptr)
-      throw DeviceError("host allocation of " + std::to_string(bytes) + " bytes failed");
-    return p;
+  ~HostDevice() override {
+    for (auto& [data, m] : mappings_) {
+      unregister_guard_page(static_cast<char*>(data) + m.data_bytes);
+      munmap(m.base, m.length);
+    }
   }
-  void release(void* mem) noexcept override { std::free(mem); }
+
+  // Plain allocations (the caller writes its guard pattern after the data) still end at a
+  // guard page, past the pattern.
+  void* alloc(std::size_t bytes) override { return map_guarded(bytes, "", false); }
+  // A buffer's data ends exactly where the guard page starts: reading or writing one byte past
+  // the end (a vector load over the tail, an off-by-one loop) is a SIGSEGV the crash handler
+  // names, not a silent read of whatever follows. The data starts page-aligned minus its size,
+  // so it is aligned to its element size (not to 64 bytes unless its size is a multiple of 64).
+  void* alloc_buffer(const std::string& name, std::size_t bytes) override {
+    return map_guarded(bytes, name, true);
+  }
+  bool page_guarded(const void* mem) const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = mappings_.find(const_cast<void*>(mem));
+    return it != mappings_.end() && it->second.page_guarded;
+  }
+  void release(void* mem) noexcept override {
+    if (mem == nullptr) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = mappings_.find(mem);
+    if (it == mappings_.end()) return;
+    unregister_guard_page(static_cast<char*>(mem) + it->second.data_bytes);
+    munmap(it->second.base, it->second.length);
+    mappings_.erase(it);
+  }
   const void* host_view(void* mem) const override { return mem; }
 
   void upload(void* mem, std::size_t offset, const void* src, std::size_t bytes) override {
@@ -73,6 +101,41 @@ class HostDevice : public Device {
   }
 
  private:
+  struct Mapping {
+    void* base = nullptr;
+    std::size_t length = 0;
+    std::size_t data_bytes = 0;
+    bool page_guarded = false;  // no guard pattern between the data and the guard page
+  };
+
+  // mmap of the data rounded up to whole pages plus one PROT_NONE page; the data is placed at
+  // the end of the readable pages.
+  void* map_guarded(std::size_t bytes, const std::string& name, bool page_guarded) {
+    static const std::size_t kPage = std::size_t(sysconf(_SC_PAGESIZE));
+    std::size_t data_pages = (bytes + kPage - 1) / kPage * kPage;
+    std::size_t length = data_pages + kPage;
+    if (data_pages < bytes || length < data_pages)
+      throw DeviceError("host allocation of " + std::to_string(bytes) + " bytes is too large");
+    void* base = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
+      throw DeviceError("host allocation of " + std::to_string(bytes) +
+                        " bytes failed: " + std::strerror(errno));
+    char* guard = static_cast<char*>(base) + data_pages;
+    if (mprotect(guard, kPage, PROT_NONE) != 0) {
+      int err = errno;
+      munmap(base, length);
+      throw DeviceError("cannot protect the guard page of a " + std::to_string(bytes) +
+                        "-byte host buffer: " + std::strerror(err));
+    }
+    char* data = guard - bytes;
+    register_guard_page(guard, kPage, name.empty() ? "(unnamed)" : name, bytes);
+    std::lock_guard<std::mutex> lock(mutex_);
+    mappings_[data] = Mapping{base, length, bytes, page_guarded};
+    return data;
+  }
+
+  mutable std::mutex mutex_;
+  std::unordered_map<void*, Mapping> mappings_;  // by data pointer
   std::string name_ = cpu_model_name();
   std::vector<unsigned char> flush_buffer_;
   std::chrono::steady_clock::time_point start_;

@@ -20,10 +20,17 @@ class OpenCLDevice : public Device {
   std::string name() const override { return runtime_.device_name(); }
   std::vector<std::pair<std::string, std::string>> info() const override {
     return {{"platform", runtime_.platform_name()},
+            {"device_type", runtime_.is_cpu() ? "cpu" : "gpu"},
             {"device_version", runtime_.device_version()},
             {"driver", runtime_.driver_version()}};
   }
 
+  // No guard page here (alloc_buffer keeps the default: the guard pattern after the data). A
+  // cl_mem is the runtime's own allocation, not ours to place before a protected page, and the
+  // kernel's reads go through the device's view of it, not through host code: even on PoCL,
+  // where the device is this CPU, an over-read by a kernel is not a host read of our memory.
+  // Host-side staging copies are sized exactly by the harness. Over-writes are still caught by
+  // the guard pattern.
   void* alloc(std::size_t bytes) override {
     cl_int err = CL_SUCCESS;
     cl_mem mem = clCreateBuffer(runtime_.context(), CL_MEM_READ_WRITE,

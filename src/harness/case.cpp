@@ -52,7 +52,7 @@ std::unique_ptr<Buffer> BufferAccess::create(Device& device, const std::string& 
   b->role_ = role;
   b->count_ = b->capacity_ = capacity;
   b->device_ = &device;
-  b->mem_ = device.alloc(capacity_bytes(*b) + kGuardBytes);
+  b->mem_ = device.alloc_buffer(name, capacity_bytes(*b));
   try {
     restore_guard(*b);
   } catch (...) {

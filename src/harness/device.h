@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/fill.h"
 #include "kernelfoundry/harness.h"
 
 namespace kernelfoundry {
@@ -24,6 +25,14 @@ class Device {
   // Memory handles are pointers (host, CUDA) or cl_mem (OpenCL). All copies are synchronous.
   virtual void* alloc(std::size_t bytes) = 0;
   virtual void release(void* mem) noexcept = 0;
+  // Memory for the harness buffer `name` holding `bytes`. By default kGuardBytes more follow for
+  // the guard pattern (checked after each call). A backend that ends the data at a page the
+  // process may not touch (host) allocates none, and says so through page_guarded(mem): a read
+  // or write past the end then crashes, named by the crash handler.
+  virtual void* alloc_buffer(const std::string& name, std::size_t bytes) {
+    return alloc(bytes + kGuardBytes);
+  }
+  virtual bool page_guarded(const void* mem) const { return false; }
   // A host pointer to `mem` when the memory is host memory (lets checks skip a copy), else null.
   virtual const void* host_view(void* mem) const { return nullptr; }
   virtual void upload(void* mem, std::size_t offset, const void* src, std::size_t bytes) = 0;

@@ -282,7 +282,14 @@ int main(int argc, char** argv, Problem& problem, const Suite& suite) {
   }
   say(std::string("result: ") + status_name(report.status) +
       (report.reason.empty() ? "" : " - " + report.reason));
-  return code == 0 ? exit_code(report.status) : code;
+  int status = code == 0 ? exit_code(report.status) : code;
+  if (!options.dump_dir.empty()) {
+    // The candidate's process ends here, with no atexit handler, static destructor or .fini_array
+    // entry of the candidate's run after the result is written: nothing may rewrite it.
+    std::fflush(nullptr);
+    std::_Exit(status);
+  }
+  return status;
 }
 
 int main(int argc, char** argv, Problem& problem, Backend backend, std::vector<Shape> correctness,

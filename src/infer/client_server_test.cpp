@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -56,6 +57,10 @@ class ServerClientTest : public TempDirTest {
     options.dotenv_dir = dir_;
     options.backoff_base_s = 0.05;
     options.backoff_max_s = 0.2;
+    options.note = [this](const std::string& line) {
+      std::lock_guard<std::mutex> lock(notes_mutex_);
+      notes_.push_back(line);
+    };
     auto c = make_client(s, options);
     EXPECT_TRUE(c.is_ok()) << c.message();
     return c.is_ok() ? std::move(c.value()) : nullptr;
@@ -79,6 +84,8 @@ class ServerClientTest : public TempDirTest {
   }
 
   std::unique_ptr<LlmTestServer> server_;
+  std::mutex notes_mutex_;
+  std::vector<std::string> notes_;
 };
 
 double seconds_of(const std::function<void()>& body) {
@@ -115,7 +122,8 @@ TEST_F(ServerClientTest, OpenaiAnswerTokensCostAndLog) {
   EXPECT_EQ(log[0]["call"], "job=job_a;trial=4;branch=1;purpose=generate");
   EXPECT_EQ(log[0]["has_auth"], true);
   EXPECT_EQ(log[0]["model"], "gpt-test");
-  EXPECT_EQ(log[0]["max_tokens"], 8192);
+  EXPECT_EQ(log[0]["max_completion_tokens"], 8192) << "the current name, by default";
+  EXPECT_TRUE(log[0]["max_tokens"].is_null());
   const json& keys = log[0]["request_keys"];
   EXPECT_EQ(std::count(keys.begin(), keys.end(), "temperature"), 0) << keys.dump();
   EXPECT_EQ(std::count(keys.begin(), keys.end(), "n"), 0) << keys.dump();
@@ -136,8 +144,8 @@ TEST_F(ServerClientTest, PromptBytesThatAreNotUtf8GoEscaped) {
     ASSERT_TRUE(answers.is_ok()) << answers.message();
     auto log = server_->log_lines();  // the log file is shared by both servers: the last line
     ASSERT_FALSE(log.empty());
-    EXPECT_EQ(log.back()["prompt_chars"], std::string("sys\\xff").size() +
-                                          std::string("log: \\xc3(\\xfe)").size());
+    EXPECT_EQ(log.back()["prompt_chars"],
+              std::string("sys\\xff").size() + std::string("log: \\xc3(\\xfe)").size());
     server_.reset();
   }
 }
@@ -347,6 +355,226 @@ TEST_F(ServerClientTest, CancelEndsACallInFlightWithoutWaitingForTheTimeout) {
   EXPECT_FALSE(r.is_ok());
   EXPECT_LT(seconds, 5.0) << "libcurl's progress callback aborts the transfer";
   EXPECT_EQ(server_->log_lines().size(), 1u) << "no retry after a cancel";
+}
+
+// ---- Current provider APIs (issue 13) -------------------------------------------------------
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_F(ServerClientTest, ReasoningModelRejectsMaxTokensWithTheRealErrorShape) {
+  // token_limit_param: max_tokens is what an old client sends; the model refuses it as OpenAI
+  // does, and the error says which key to change.
+  ServerConfig s = serve({{"reasoning_models", {"o3-test"}}, {"default", {{"content", "x"}}}});
+  ASSERT_TRUE(server_);
+  s.model_name = "o3-test";
+  s.temperature.reset();
+  s.token_limit_param = TokenLimitParam::kMaxTokens;
+  auto answers = client(s)->complete(request());
+  ASSERT_FALSE(answers.is_ok());
+  const std::string& m = answers.message();
+  EXPECT_TRUE(contains(m,
+                       "HTTP 400: Unsupported parameter: 'max_tokens' is not supported with "
+                       "this model. Use 'max_completion_tokens' instead."))
+      << m;
+  EXPECT_TRUE(contains(m, "token_limit_param")) << m;
+  EXPECT_EQ(statuses(), (std::vector<int>{400})) << "a 400 is not retried";
+
+  // The default (auto) sends the current name: accepted at once.
+  s.token_limit_param = TokenLimitParam::kAuto;
+  auto ok = client(s)->complete(request());
+  ASSERT_TRUE(ok.is_ok()) << ok.message();
+  auto log = server_->log_lines();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[1]["max_completion_tokens"], 8192);
+  EXPECT_TRUE(log[1]["max_tokens"].is_null());
+}
+
+TEST_F(ServerClientTest, AutoTokenLimitSwitchesOnceAndRemembersIt) {
+  // An older compatible server that knows only max_tokens.
+  ServerConfig s = serve({{"legacy_models", {"old-test"}}, {"default", {{"content", "fine"}}}});
+  ASSERT_TRUE(server_);
+  s.model_name = "old-test";
+  auto c = client(s);
+  for (int i = 0; i < 3; ++i) {
+    auto answers = c->complete(request());
+    ASSERT_TRUE(answers.is_ok()) << answers.message();
+    EXPECT_EQ(answers->front().text, "fine");
+  }
+  EXPECT_EQ(statuses(), (std::vector<int>{400, 200, 200, 200})) << "one rejection in the job";
+  auto log = server_->log_lines();
+  EXPECT_EQ(log[0]["max_completion_tokens"], 8192);
+  for (size_t i = 1; i < log.size(); ++i) {
+    EXPECT_EQ(log[i]["max_tokens"], 8192) << i;
+    EXPECT_TRUE(log[i]["max_completion_tokens"].is_null()) << i;
+  }
+  ASSERT_EQ(notes_.size(), 1u);
+  EXPECT_TRUE(contains(notes_[0], "rejects 'max_completion_tokens'")) << notes_[0];
+  EXPECT_TRUE(contains(notes_[0], "sending 'max_tokens'")) << notes_[0];
+  EXPECT_TRUE(contains(notes_[0], "inference.servers[0]")) << notes_[0];
+
+  // An explicit name is never switched: the error names the key to change.
+  ServerConfig fixed = s;
+  fixed.token_limit_param = TokenLimitParam::kMaxCompletionTokens;
+  auto refused = client(fixed)->complete(request());
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_TRUE(contains(refused.message(), "token_limit_param")) << refused.message();
+}
+
+TEST_F(ServerClientTest, RejectedTemperatureAndTopPAreDroppedWithANote) {
+  ServerConfig s = serve({{"reasoning_models", {"o3-test"}},
+                          {"default", {{"content", "```cuda\nk\n```"}, {"reasoning_tokens", 40}}}});
+  ASSERT_TRUE(server_);
+  s.model_name = "o3-test";
+  s.temperature = 0.7;  // the schema's default: a reasoning model refuses it
+  s.top_p = 0.9;
+  s.reasoning_effort = "high";
+  s.price_per_mtok_in = 1000000.0;
+  s.price_per_mtok_out = 2000000.0;
+  auto c = client(s);
+  auto answers = c->complete(request());
+  ASSERT_TRUE(answers.is_ok()) << answers.message();
+  const LlmAnswer& a = answers->front();
+  EXPECT_EQ(a.text, "```cuda\nk\n```");
+  EXPECT_EQ(a.reasoning_tokens, 40);
+  EXPECT_EQ(a.completion_tokens, static_cast<int64_t>(a.text.size() / 4) + 40)
+      << "reasoning tokens are part of the completion, and priced as output";
+  EXPECT_DOUBLE_EQ(a.cost, a.prompt_tokens * 1.0 + a.completion_tokens * 2.0);
+  EXPECT_EQ(statuses(), (std::vector<int>{400, 400, 200}));
+  ASSERT_EQ(notes_.size(), 2u);
+  EXPECT_TRUE(contains(notes_[0], "rejects temperature")) << notes_[0];
+  EXPECT_TRUE(contains(notes_[1], "rejects top_p")) << notes_[1];
+
+  // Remembered: the next call goes through at once, with reasoning_effort.
+  auto again = c->complete(request());
+  ASSERT_TRUE(again.is_ok()) << again.message();
+  auto log = server_->log_lines();
+  ASSERT_EQ(log.size(), 4u);
+  const json& last = log.back();
+  EXPECT_EQ(last["status"], 200);
+  EXPECT_TRUE(last["temperature"].is_null());
+  EXPECT_TRUE(last["top_p"].is_null());
+  EXPECT_EQ(last["reasoning_effort"], "high");
+  EXPECT_EQ(notes_.size(), 2u) << "each note once";
+}
+
+TEST_F(ServerClientTest, OpenaiCachedTokensAreReadAndPricedAtTheirRate) {
+  ServerConfig s = serve({{"cache_min_tokens", 0}, {"default", {{"content", "ok"}}}});
+  ASSERT_TRUE(server_);
+  s.price_per_mtok_in = 1000000.0;
+  s.price_per_mtok_cached_in = 100000.0;  // a tenth
+  s.price_per_mtok_out = 0;
+  LlmRequest r = request();
+  r.user = std::string(4000, 's') + "\nthe changing part: 1";  // a long static prefix
+  auto c = client(s);
+  auto first = c->complete(r);
+  ASSERT_TRUE(first.is_ok()) << first.message();
+  EXPECT_EQ(first->front().cached_tokens, 0);
+  r.user = std::string(4000, 's') + "\nthe changing part: 2";
+  auto second = c->complete(r);
+  ASSERT_TRUE(second.is_ok()) << second.message();
+  const LlmAnswer& a = second->front();
+  EXPECT_EQ(a.cached_tokens, 896) << "the shared 4000+ characters, in steps of 128 tokens";
+  EXPECT_DOUBLE_EQ(a.cost, (a.prompt_tokens - 896) * 1.0 + 896 * 0.1);
+}
+
+TEST_F(ServerClientTest, OpenaiThinkTextAndReasoningContentAreNotTheAnswer) {
+  ServerConfig s = serve(
+      {{"responses",
+        {{{"content", "<think>\nMaybe ```cuda\nwrong\n``` no.\n</think>\n\n```cuda\nright\n```"}},
+         {{"content", "```cuda\nalso right\n```"},
+          {"reasoning_content", "```cuda\nwrong\n```"}}}}});
+  ASSERT_TRUE(server_);
+  auto c = client(s);
+  auto first = c->complete(request());
+  ASSERT_TRUE(first.is_ok()) << first.message();
+  EXPECT_EQ(first->front().text, "```cuda\nright\n```");
+  auto second = c->complete(request());
+  ASSERT_TRUE(second.is_ok()) << second.message();
+  EXPECT_EQ(second->front().text, "```cuda\nalso right\n```");
+}
+
+TEST_F(ServerClientTest, AnthropicThinkingBlockComesFirstAndIsNotTheAnswer) {
+  ServerConfig s = serve({{"default",
+                           {{"content", "```cuda\nfinal\n```"},
+                            {"thinking", "First idea:\n```cuda\ndraft\n```\nbetter not."}}}},
+                         ServerType::kAnthropic);
+  ASSERT_TRUE(server_);
+  s.max_tokens = 16000;
+  s.thinking_budget_tokens = 4096;
+  s.temperature = 0.7;  // the shipped default: thinking refuses it, so it is not sent
+  auto answers = client(s)->complete(request());
+  ASSERT_TRUE(answers.is_ok()) << answers.message();
+  const LlmAnswer& a = answers->front();
+  EXPECT_EQ(a.text, "```cuda\nfinal\n```");
+  EXPECT_GT(a.reasoning_tokens, 0);
+  EXPECT_GT(a.completion_tokens, a.reasoning_tokens);
+  auto log = server_->log_lines();
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_EQ(log[0]["status"], 200);
+  EXPECT_EQ(log[0]["thinking"], json({{"type", "enabled"}, {"budget_tokens", 4096}}));
+  EXPECT_TRUE(log[0]["temperature"].is_null());
+  ASSERT_EQ(notes_.size(), 1u);
+  EXPECT_TRUE(contains(notes_[0], "takes no temperature")) << notes_[0];
+}
+
+TEST_F(ServerClientTest, AnthropicCachesTheStaticPrefixAndPricesReadsAndWrites) {
+  ServerConfig s =
+      serve({{"cache_min_tokens", 0}, {"default", {{"content", "ok"}}}}, ServerType::kAnthropic);
+  ASSERT_TRUE(server_);
+  s.price_per_mtok_in = 1000000.0;
+  s.price_per_mtok_cached_in = 100000.0;
+  s.price_per_mtok_out = 0;  // the write price stays unset: 1.25 x the input price
+  LlmRequest r = request();
+  const std::string prefix = std::string(2000, 'p') + "\n\n";
+  r.user = prefix + "iteration 1";
+  r.cache_prefix_chars = prefix.size();
+  auto c = client(s);
+  auto first = c->complete(r);
+  ASSERT_TRUE(first.is_ok()) << first.message();
+  const int64_t cached = static_cast<int64_t>((r.system.size() + prefix.size()) / 4);
+  EXPECT_EQ(first->front().cache_write_tokens, cached);
+  EXPECT_EQ(first->front().cached_tokens, 0);
+  EXPECT_EQ(first->front().prompt_tokens,
+            static_cast<int64_t>((r.system.size() + r.user.size()) / 4))
+      << "every input token, the cached ones included";
+  r.user = prefix + "iteration 2";
+  auto second = c->complete(r);
+  ASSERT_TRUE(second.is_ok()) << second.message();
+  const LlmAnswer& a = second->front();
+  EXPECT_EQ(a.cached_tokens, cached);
+  EXPECT_EQ(a.cache_write_tokens, 0);
+  EXPECT_DOUBLE_EQ(a.cost, (a.prompt_tokens - cached) * 1.0 + cached * 0.1);
+  EXPECT_DOUBLE_EQ(first->front().cost,
+                   (first->front().prompt_tokens - cached) * 1.0 + cached * 1.25);
+  auto log = server_->log_lines();
+  ASSERT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0]["cache_marks"], 1);
+
+  // Opted out: no mark, nothing cached.
+  s.prompt_caching = false;
+  auto plain = client(s)->complete(r);
+  ASSERT_TRUE(plain.is_ok()) << plain.message();
+  EXPECT_EQ(plain->front().cached_tokens, 0);
+  EXPECT_EQ(server_->log_lines().back()["cache_marks"], 0);
+}
+
+TEST_F(ServerClientTest, RefusalsOfBothApisAreNamedNotTruncated) {
+  for (ServerType type : {ServerType::kOpenai, ServerType::kAnthropic}) {
+    ServerConfig s = serve({{"default", {{"fault", "refused"}, {"content", ""}}}}, type);
+    ASSERT_TRUE(server_);
+    auto answers = client(s)->complete(request());
+    ASSERT_TRUE(answers.is_ok()) << answers.message();
+    const LlmAnswer& a = answers->front();
+    EXPECT_EQ(a.finish_reason, type == ServerType::kOpenai ? "content_filter" : "refusal");
+    EXPECT_TRUE(stop_refused(a.finish_reason));
+    EXPECT_FALSE(a.truncated);
+    std::string reason = refusal_reason(s.label(), a.finish_reason);
+    EXPECT_TRUE(contains(reason, s.label())) << reason;
+    EXPECT_TRUE(contains(reason, a.finish_reason)) << reason;
+    server_.reset();
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -16,6 +17,7 @@ struct HttpClientParts {
   std::string api_key;  // "" = send none (local servers)
   std::shared_ptr<HttpTransport> transport;
   RetryPolicy retry;
+  std::function<void(const std::string&)> note;  // one-line notes (never null once made)
 };
 
 std::unique_ptr<LlmClient> make_openai_client(const ServerConfig& server, HttpClientParts parts);

@@ -23,6 +23,11 @@ class HttpTransport;
 
 enum class ServerType { kOpenai, kAnthropic, kReplay };
 
+// How an OpenAI server is told the answer's token cap: `max_completion_tokens` (the current name;
+// reasoning models accept only it), `max_tokens` (older OpenAI-compatible servers), or `auto`:
+// max_completion_tokens first, the other name once the server rejects it, remembered for the job.
+enum class TokenLimitParam { kAuto, kMaxCompletionTokens, kMaxTokens };
+
 // "openai", "anthropic", "replay".
 const char* server_type_name(ServerType type);
 
@@ -36,7 +41,14 @@ struct ServerConfig {
   std::string replay_path;  // replay: a folder of recorded answers, or "job:<job_name>"
   std::string api_key_env;  // "" = OPENAI_API_KEY / ANTHROPIC_API_KEY by type
   std::optional<double> price_per_mtok_in, price_per_mtok_out;  // USD; none = unknown
-  std::string where;  // "inference.servers[1]", for messages
+  // Cached input tokens (a cache read) and, for Anthropic, tokens written to the cache; none =
+  // the input price (read) or 1.25 x the input price (write, Anthropic's 5-minute rate).
+  std::optional<double> price_per_mtok_cached_in, price_per_mtok_cache_write;
+  TokenLimitParam token_limit_param = TokenLimitParam::kAuto;  // openai only
+  std::string reasoning_effort;    // openai: "" = not sent; none|minimal|low|medium|high|xhigh
+  int thinking_budget_tokens = 0;  // anthropic extended thinking; 0 = off
+  bool prompt_caching = true;      // anthropic: cache_control on the prompt's static prefix
+  std::string where;               // "inference.servers[1]", for messages
 
   // "openai:gpt-4o", "anthropic:claude-sonnet-4-20250514", "replay:<folder or job:name>".
   std::string label() const;
@@ -59,16 +71,26 @@ struct LlmRequest {
   // The call's place in the job, (trial - 1) x branches + branch, when the caller knows it
   // (-1 = unknown): a replay folder then serves its files in that order however calls interleave.
   int64_t sequence = -1;
+  // The leading characters of `user` that are the same on every call of the job (the prompt's
+  // static prefix: contract, reference, guidance); 0 = none known. Anthropic caches system +
+  // this prefix (cache_control); OpenAI caches matching prefixes by itself.
+  size_t cache_prefix_chars = 0;
 };
 
 struct LlmAnswer {
+  // The answer only: reasoning / thinking text (Anthropic thinking blocks, a server's
+  // reasoning_content, a leading <think>...</think>) is never part of it.
   std::string text, finish_reason, model;
-  bool truncated = false;  // finish_reason "length" / stop_reason "max_tokens"
+  bool truncated = false;  // finish_reason "length" / stop_reason "max_tokens" (stop_truncated)
   // Over the answers of one call these sum to the call's usage (the prompt is counted once, on
-  // the first answer, when one request produced several answers).
+  // the first answer, when one request produced several answers). prompt_tokens counts every
+  // input token, cached ones included; completion_tokens includes the reasoning tokens.
   int64_t prompt_tokens = 0, completion_tokens = 0;
-  double cost = 0;   // USD from the prices, 0 when unknown
-  int attempts = 1;  // HTTP attempts this answer took (retries + 1)
+  int64_t cached_tokens = 0;       // input tokens read from the provider's prompt cache
+  int64_t cache_write_tokens = 0;  // input tokens written to it (Anthropic)
+  int64_t reasoning_tokens = 0;    // of completion_tokens, spent on reasoning / thinking
+  double cost = 0;                 // USD from the prices, 0 when unknown
+  int attempts = 1;                // HTTP attempts this answer took (retries + 1)
   double latency_s = 0;
 };
 
@@ -91,6 +113,9 @@ struct ClientOptions {
   std::shared_ptr<HttpTransport> transport{};
   // How a retry waits; null = std::this_thread::sleep_for. Tests record instead.
   std::function<void(double seconds)> sleep{};
+  // One-line notes on what a client adapted (a parameter the model rejected and that is no
+  // longer sent); null = "kernelfoundry: note: ..." on stderr.
+  std::function<void(const std::string& line)> note{};
 };
 
 Result<std::unique_ptr<LlmClient>> make_client(const ServerConfig& server,
@@ -116,7 +141,22 @@ bool llm_calls_cancelled();
 // Rough token count of a text (chars / 4, at least 1 for a non-empty text).
 int64_t estimate_tokens(std::string_view text);
 
-// USD for the tokens at the server's prices; an unknown price counts as 0.
-double token_cost(const ServerConfig& server, int64_t prompt_tokens, int64_t completion_tokens);
+// USD for the tokens at the server's prices; an unknown price counts as 0. Of prompt_tokens,
+// `cached` are priced at price_per_mtok_cached_in and `cache_write` at
+// price_per_mtok_cache_write (see ServerConfig for their defaults).
+double token_cost(const ServerConfig& server, int64_t prompt_tokens, int64_t completion_tokens,
+                  int64_t cached = 0, int64_t cache_write = 0);
+
+// Stop reasons of both APIs: the answer hit the token cap (OpenAI "length", Anthropic
+// "max_tokens", "model_context_window_exceeded")...
+bool stop_truncated(std::string_view finish_reason);
+// ... or the provider withheld it (OpenAI "content_filter", Anthropic "refusal"; an OpenAI
+// message.refusal is reported as "refusal").
+bool stop_refused(std::string_view finish_reason);
+// The verdict-0 reason of a refused answer: names the server, the stop reason and what to do.
+std::string refusal_reason(const std::string& server_label, std::string_view finish_reason);
+
+// "max_completion_tokens", "max_tokens", "auto".
+const char* token_limit_param_name(TokenLimitParam param);
 
 }  // namespace kf

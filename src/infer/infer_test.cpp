@@ -99,6 +99,95 @@ TEST(ParseServerTest, ErrorsNameWhereAndKey) {
   EXPECT_FALSE(parse_server(json::array(), w).is_ok());
 }
 
+TEST(ParseServerTest, ProviderApiKeys) {
+  auto o = parse_server(json{{"model_name", "o3"},
+                             {"token_limit_param", "max_tokens"},
+                             {"reasoning_effort", "HIGH"},
+                             {"price_per_mtok_cached_in", 0.5},
+                             {"thinking", {{"budget_tokens", nullptr}}}},
+                        "w");
+  ASSERT_TRUE(o.is_ok()) << o.message();
+  EXPECT_EQ(o->token_limit_param, TokenLimitParam::kMaxTokens);
+  EXPECT_EQ(o->reasoning_effort, "high");
+  EXPECT_DOUBLE_EQ(o->price_per_mtok_cached_in.value(), 0.5);
+  EXPECT_EQ(o->thinking_budget_tokens, 0);
+  auto d = parse_server(json{{"model_name", "gpt-4o"}}, "w");
+  ASSERT_TRUE(d.is_ok()) << d.message();
+  EXPECT_EQ(d->token_limit_param, TokenLimitParam::kAuto);
+  EXPECT_TRUE(d->reasoning_effort.empty());
+  EXPECT_TRUE(d->prompt_caching);
+
+  auto a = parse_server(json{{"server_type", "anthropic"},
+                             {"model_name", "claude-x"},
+                             {"max_tokens", 16000},
+                             {"prompt_caching", false},
+                             {"price_per_mtok_cache_write", 3.75},
+                             {"thinking", {{"budget_tokens", 4096}}}},
+                        "w");
+  ASSERT_TRUE(a.is_ok()) << a.message();
+  EXPECT_EQ(a->thinking_budget_tokens, 4096);
+  EXPECT_FALSE(a->prompt_caching);
+  EXPECT_DOUBLE_EQ(a->price_per_mtok_cache_write.value(), 3.75);
+}
+
+TEST(ParseServerTest, ProviderApiKeyErrorsNameTheFix) {
+  const std::vector<std::pair<json, std::string>> cases = {
+      {json{{"model_name", "m"}, {"token_limit_param", "max_len"}},
+       "w.token_limit_param: 'max_len' is not one of auto, max_completion_tokens, max_tokens"},
+      {json{{"model_name", "m"}, {"reasoning_effort", "extreme"}},
+       "w.reasoning_effort: 'extreme' is not one of none, minimal, low, medium, high, xhigh"},
+      {json{{"server_type", "anthropic"}, {"model_name", "c"}, {"reasoning_effort", "high"}},
+       "w.reasoning_effort: an openai key; for an anthropic server set thinking"},
+      {json{{"model_name", "m"}, {"thinking", {{"budget_tokens", 2048}}}},
+       "w.thinking: Anthropic's extended thinking, for anthropic servers"},
+      {json{{"server_type", "anthropic"},
+            {"model_name", "c"},
+            {"thinking", {{"budget_tokens", 512}}}},
+       "w.thinking.budget_tokens: must be >= 1024"},
+      {json{{"server_type", "anthropic"}, {"model_name", "c"}, {"thinking", {{"budget", 2048}}}},
+       "w.thinking.budget: not a thinking key"},
+      {json{{"server_type", "anthropic"},
+            {"model_name", "c"},
+            {"max_tokens", 4096},
+            {"thinking", {{"budget_tokens", 4096}}}},
+       "w.thinking.budget_tokens: 4096 must be less than max_tokens (4096)"},
+      {json{{"model_name", "m"}, {"prompt_caching", "yes"}},
+       "w.prompt_caching: expected true or false"},
+  };
+  for (const auto& [map, expected] : cases) {
+    auto s = parse_server(map, "w");
+    ASSERT_FALSE(s.is_ok()) << map.dump();
+    EXPECT_NE(s.message().find(expected), std::string::npos) << s.message();
+  }
+}
+
+TEST(TokenCostTest, CachedAndWrittenTokensHaveTheirOwnRates) {
+  ServerConfig s;
+  s.price_per_mtok_in = 3.0;
+  s.price_per_mtok_out = 15.0;
+  // 1M prompt tokens: 600k cached, 100k written, 300k plain; unset cache prices fall back.
+  EXPECT_DOUBLE_EQ(token_cost(s, 1000000, 0, 600000, 100000), 0.3 * 3 + 0.6 * 3 + 0.1 * 3.75);
+  s.price_per_mtok_cached_in = 0.3;
+  s.price_per_mtok_cache_write = 4.0;
+  EXPECT_DOUBLE_EQ(token_cost(s, 1000000, 1000000, 600000, 100000),
+                   0.3 * 3 + 0.6 * 0.3 + 0.1 * 4.0 + 15.0);
+}
+
+TEST(StopReasonTest, BothApisMapToTruncatedOrRefused) {
+  for (const char* r : {"length", "max_tokens", "model_context_window_exceeded"}) {
+    EXPECT_TRUE(stop_truncated(r)) << r;
+    EXPECT_FALSE(stop_refused(r)) << r;
+  }
+  for (const char* r : {"content_filter", "refusal"}) {
+    EXPECT_TRUE(stop_refused(r)) << r;
+    EXPECT_FALSE(stop_truncated(r)) << r;
+  }
+  for (const char* r : {"stop", "end_turn", "stop_sequence", ""}) {
+    EXPECT_FALSE(stop_refused(r)) << r;
+    EXPECT_FALSE(stop_truncated(r)) << r;
+  }
+}
+
 TEST(ParseServerTest, KeyPastedIntoApiKeyEnvIsNotEchoed) {
   json map = full_server();
   map["api_key_env"] = "sk-proj-SECRET123";

@@ -71,12 +71,21 @@ struct Failure {
   std::string text;  // without the server's name
 };
 
-std::string status_hint(int status, const ServerConfig& server) {
+std::string status_hint(int status, const ServerConfig& server, const std::string& body) {
   if (status == 401 || status == 403)
     return server.key_env().empty() ? ""
                                     : "; check the API key in " + server.key_env() +
                                           " (or .env) and that it may use this model";
   if (status == 404) return "; check model_name and base_url (" + server.effective_base_url() + ")";
+  if (status == 400 && body.find("reasoning_effort") != std::string::npos)
+    return "; the model takes no reasoning_effort: set reasoning_effort: null for this server";
+  if (status == 400 && body.find("thinking") != std::string::npos)
+    return "; the model may not support extended thinking: set thinking: null for this server, "
+           "or check thinking.budget_tokens against max_tokens";
+  if (status == 400 && (body.find("max_completion_tokens") != std::string::npos ||
+                        body.find("max_tokens") != std::string::npos))
+    return "; check max_tokens, and token_limit_param (auto, max_completion_tokens or max_tokens: "
+           "the name of the cap this server accepts)";
   if (status == 400) return "; check the server's settings (max_tokens, temperature, model_name)";
   return "";
 }
@@ -86,12 +95,20 @@ std::string status_hint(int status, const ServerConfig& server) {
 Status post_with_retry(HttpTransport& http, const HttpRequest& request, const ServerConfig& server,
                        const RetryPolicy& policy, const std::string& secret,
                        const std::function<Status(const json&)>& accept, int& attempts) {
+  return post_with_retry(http, request, server, policy, secret, accept, AdjustRequest(), attempts);
+}
+
+Status post_with_retry(HttpTransport& http, HttpRequest request, const ServerConfig& server,
+                       const RetryPolicy& policy, const std::string& secret,
+                       const std::function<Status(const json&)>& accept,
+                       const AdjustRequest& adjust, int& attempts) {
   auto sleep = [&policy](double seconds) {
     if (seconds <= 0) return;
     if (policy.sleep) return policy.sleep(seconds);
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   };
   const int max_attempts = std::max(0, server.max_retry) + 1;
+  int adjustments = 0;  // resends with a changed request: not retries
   Failure last;
   for (attempts = 1;; ++attempts) {
     if (llm_calls_cancelled())
@@ -115,15 +132,20 @@ Status post_with_retry(HttpTransport& http, const HttpRequest& request, const Se
       }
     } else {
       bool retryable = response.status == 429 || response.status >= 500;
-      last = {retryable, "HTTP " + std::to_string(response.status) + ": " +
-                             error_excerpt(response.body) +
-                             (retryable ? "" : status_hint(response.status, server))};
+      if (!retryable && response.status >= 400 && adjust && adjustments < kMaxAdjustments &&
+          !llm_calls_cancelled() && adjust(response, request)) {
+        ++adjustments;
+        continue;
+      }
+      last = {retryable,
+              "HTTP " + std::to_string(response.status) + ": " + error_excerpt(response.body) +
+                  (retryable ? "" : status_hint(response.status, server, response.body))};
       if (retryable)
         retry_after = parse_retry_after(response.header("retry-after"), std::time(nullptr));
     }
     if (llm_calls_cancelled()) last.retryable = false;
     if (!last.retryable) return Status::error(redact(who(server) + ": " + last.text, secret));
-    if (attempts >= max_attempts) break;
+    if (attempts - adjustments >= max_attempts) break;
     double wait = retry_after
                       ? std::min(*retry_after, policy.retry_after_cap_s)
                       : backoff_delay(attempts, policy.backoff_base_s, policy.backoff_max_s);

@@ -30,6 +30,19 @@ Status post_with_retry(HttpTransport& http, const HttpRequest& request, const Se
                        const RetryPolicy& policy, const std::string& secret,
                        const std::function<Status(const nlohmann::json&)>& accept, int& attempts);
 
+// A 4xx answer the client can fix by changing its request (a parameter the model rejects: the
+// other name of the token cap, a temperature a reasoning model refuses). Returns true when it
+// has changed `request`, which is then sent again at once; such a resend is not a retry (it
+// does not count against max_retry), and at most kMaxAdjustments happen per call.
+using AdjustRequest = std::function<bool(const HttpResponse& response, HttpRequest& request)>;
+constexpr int kMaxAdjustments = 3;
+
+// post_with_retry with `adjust` consulted on every non-retryable 4xx before it fails.
+Status post_with_retry(HttpTransport& http, HttpRequest request, const ServerConfig& server,
+                       const RetryPolicy& policy, const std::string& secret,
+                       const std::function<Status(const nlohmann::json&)>& accept,
+                       const AdjustRequest& adjust, int& attempts);
+
 // Seconds to wait from a Retry-After value: delta seconds ("2", "1.5") or an HTTP date
 // ("Wed, 21 Oct 2015 07:28:00 GMT", relative to `now`); none when unreadable.
 std::optional<double> parse_retry_after(const std::string& value, std::time_t now);

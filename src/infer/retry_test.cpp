@@ -138,7 +138,9 @@ TEST_F(FakeClientTest, OpenaiRequestShapeAndAnswer) {
   EXPECT_EQ(header(sent, "X-KernelFoundry-Call"), "job=j1;trial=2;branch=1;purpose=generate");
   json body = json::parse(sent.body);
   EXPECT_EQ(body["model"], "gpt-4o");
-  EXPECT_EQ(body["max_tokens"], 8192);
+  EXPECT_EQ(body["max_completion_tokens"], 8192);  // the current name (token_limit_param auto)
+  EXPECT_FALSE(body.contains("max_tokens"));
+  EXPECT_FALSE(body.contains("reasoning_effort"));
   EXPECT_FALSE(body.contains("temperature"));
   EXPECT_FALSE(body.contains("top_p"));
   EXPECT_FALSE(body.contains("n"));
@@ -267,7 +269,10 @@ TEST_F(FakeClientTest, AnthropicRequestShapeAndAnswer) {
   EXPECT_EQ(header(sent, "anthropic-version"), "2023-06-01");
   EXPECT_EQ(header(sent, "Authorization"), "");
   json body = json::parse(sent.body);
-  EXPECT_EQ(body["system"], "You write kernels.");
+  // No static user prefix given: the system prompt carries the cache mark (prompt_caching).
+  EXPECT_EQ(body["system"], json::parse(R"([{"type": "text", "text": "You write kernels.",
+                                             "cache_control": {"type": "ephemeral"}}])"));
+  EXPECT_FALSE(body.contains("thinking"));
   EXPECT_EQ(body["messages"].size(), 1u);
   EXPECT_EQ(body["max_tokens"], 8192);
   EXPECT_DOUBLE_EQ(body["top_p"].get<double>(), 0.5);

@@ -42,11 +42,31 @@ std::string ServerConfig::key_env() const {
 
 namespace {
 
-const std::vector<std::string> kServerKeys = {
-    "server_type",       "model_name",  "temperature", "num_completions",
-    "max_tokens",        "timeout",     "base_url",    "top_p",
-    "max_retry",         "replay_path", "api_key_env", "price_per_mtok_in",
-    "price_per_mtok_out"};
+const std::vector<std::string> kServerKeys = {"server_type",
+                                              "model_name",
+                                              "temperature",
+                                              "num_completions",
+                                              "max_tokens",
+                                              "timeout",
+                                              "base_url",
+                                              "top_p",
+                                              "max_retry",
+                                              "replay_path",
+                                              "api_key_env",
+                                              "price_per_mtok_in",
+                                              "price_per_mtok_out",
+                                              "price_per_mtok_cached_in",
+                                              "price_per_mtok_cache_write",
+                                              "token_limit_param",
+                                              "reasoning_effort",
+                                              "thinking",
+                                              "prompt_caching"};
+
+const std::vector<std::string> kReasoningEfforts = {"none",   "minimal", "low",
+                                                    "medium", "high",    "xhigh"};
+const std::vector<std::string> kTokenLimitParams = {"auto", "max_completion_tokens", "max_tokens"};
+// Anthropic's smallest thinking budget.
+constexpr int kMinThinkingBudget = 1024;
 
 // Reads the keys of one map, turning every type or range problem into a message naming the key.
 class MapReader {
@@ -90,6 +110,25 @@ class MapReader {
     if (map_.contains(name) && map_.at(name).is_null())
       return fail(name, "must be a number, not null");
     if (value) out = *value;
+  }
+
+  void boolean(const char* name, bool& out) {
+    if (!has(name)) return;
+    const json& v = map_.at(name);
+    if (!v.is_boolean()) return fail(name, "expected true or false, got " + v.dump());
+    out = v.get<bool>();
+  }
+
+  // A string among `choices` (any case), or null / absent (out unchanged).
+  void choice(const char* name, std::string& out, const std::vector<std::string>& choices) {
+    if (!has(name)) return;
+    const json& v = map_.at(name);
+    if (!v.is_string())
+      return fail(name, "expected one of " + join(choices, ", ") + " (or null), got " + v.dump());
+    std::string lower = to_lower(trim(v.get<std::string>()));
+    if (std::find(choices.begin(), choices.end(), lower) == choices.end())
+      return fail(name, "'" + v.get<std::string>() + "' is not one of " + join(choices, ", "));
+    out = lower;
   }
 
   void integer(const char* name, int& out, int lo) {
@@ -167,7 +206,31 @@ Result<ServerConfig> parse_server(const json& map, const std::string& where) {
   in.text("api_key_env", server.api_key_env);
   in.number("price_per_mtok_in", server.price_per_mtok_in, 0, INFINITY);
   in.number("price_per_mtok_out", server.price_per_mtok_out, 0, INFINITY);
+  in.number("price_per_mtok_cached_in", server.price_per_mtok_cached_in, 0, INFINITY);
+  in.number("price_per_mtok_cache_write", server.price_per_mtok_cache_write, 0, INFINITY);
+  std::string token_limit = "auto";
+  in.choice("token_limit_param", token_limit, kTokenLimitParams);
+  server.token_limit_param = token_limit == "max_tokens" ? TokenLimitParam::kMaxTokens
+                             : token_limit == "max_completion_tokens"
+                                 ? TokenLimitParam::kMaxCompletionTokens
+                                 : TokenLimitParam::kAuto;
+  in.choice("reasoning_effort", server.reasoning_effort, kReasoningEfforts);
+  in.boolean("prompt_caching", server.prompt_caching);
   if (!in.first_error().empty()) return R::error(in.first_error());
+  if (map.contains("thinking") && !map.at("thinking").is_null()) {
+    const json& thinking = map.at("thinking");
+    if (!thinking.is_object())
+      return R::error(in.key("thinking") + ": expected a map {budget_tokens: N} (or null), got " +
+                      thinking.dump());
+    for (const auto& [key, value] : thinking.items())
+      if (key != "budget_tokens")
+        return R::error(in.key("thinking") + "." + key +
+                        ": not a thinking key (keys: budget_tokens)");
+    MapReader sub(thinking, in.key("thinking"));
+    if (sub.has("budget_tokens"))  // null = off
+      sub.integer("budget_tokens", server.thinking_budget_tokens, kMinThinkingBudget);
+    if (!sub.first_error().empty()) return R::error(sub.first_error());
+  }
 
   server.model_name = trim(server.model_name);
   server.base_url = trim(server.base_url);
@@ -183,6 +246,22 @@ Result<ServerConfig> parse_server(const json& map, const std::string& where) {
     return R::error(in.key("replay_path") +
                     ": required for a replay server: a folder of recorded answers (*.md, *.txt) "
                     "or job:<job_name>");
+  if (!server.reasoning_effort.empty() && server.type == ServerType::kAnthropic)
+    return R::error(in.key("reasoning_effort") +
+                    ": an openai key; for an anthropic server set thinking: {budget_tokens: N} "
+                    "(extended thinking) instead, or reasoning_effort: null");
+  if (server.thinking_budget_tokens > 0 && server.type == ServerType::kOpenai)
+    return R::error(in.key("thinking") +
+                    ": Anthropic's extended thinking, for anthropic servers; an OpenAI reasoning "
+                    "model takes reasoning_effort (none, minimal, low, medium, high, xhigh) "
+                    "instead, or set thinking: null");
+  if (server.thinking_budget_tokens > 0 && server.type == ServerType::kAnthropic &&
+      server.thinking_budget_tokens >= server.max_tokens)
+    return R::error(strprintf(
+        "%s: %d must be less than max_tokens (%d): the thinking budget is part of the answer's "
+        "token cap; raise %s above it (e.g. to %d)",
+        in.key("thinking.budget_tokens").c_str(), server.thinking_budget_tokens, server.max_tokens,
+        in.key("max_tokens").c_str(), server.thinking_budget_tokens + 8192));
   if (!server.api_key_env.empty() && !is_env_name(server.api_key_env))
     // The value is not echoed: a key pasted here by mistake must not reach a log.
     return R::error(in.key("api_key_env") +

@@ -1,5 +1,6 @@
 // Runs a build plan with a content-addressed cache: objects and binaries are stored under their
-// cache key (written via a temporary file and rename), so unchanged parts are never rebuilt.
+// cache key (written via a temporary file and rename) with their SHA-256 beside them, so unchanged
+// parts are never rebuilt and a changed one is never used. Every step runs sandboxed.
 #include <unistd.h>
 
 #include <chrono>
@@ -9,12 +10,42 @@
 #include "lang/lang.h"
 #include "proc/sandbox.h"
 #include "util/fs.h"
+#include "util/hash.h"
 #include "util/strings.h"
 
 namespace kf {
 namespace {
 
+fs::path hash_path(const fs::path& cached) {
+  fs::path p = cached;
+  p += ".sha256";
+  return p;
+}
+
+Result<std::string> file_hash(const fs::path& path) {
+  auto bytes = read_file(path);
+  if (!bytes) return Result<std::string>::error(bytes.message());
+  return sha256_hex(*bytes);
+}
+
+// Whether the cache holds `cached` as it was stored. One whose content no longer matches its
+// recorded hash (or that has none) is removed, and `note` says so for the build output.
+bool cached_intact(const fs::path& cached, const std::string& what, std::string& note) {
+  std::error_code ec;
+  if (!fs::exists(cached, ec)) return false;
+  auto recorded = read_file(hash_path(cached));
+  auto actual = file_hash(cached);
+  if (recorded && actual && trim(*recorded) == *actual) return true;
+  note += "[cached " + what + " " + cached.string() +
+          (recorded ? " changed on disk since it was stored; rebuilt]\n"
+                    : " has no recorded content hash; rebuilt]\n");
+  fs::remove(cached, ec);
+  fs::remove(hash_path(cached), ec);
+  return false;
+}
+
 // Copies `from` into the cache at `to` through a temporary name, so readers never see half a file.
+// Its hash is stored first, so a reader that sees the file also sees its hash.
 Status publish(const fs::path& from, const fs::path& to) {
   KF_RETURN_IF_ERROR(make_dirs(to.parent_path()));
   fs::path tmp = to;
@@ -22,6 +53,13 @@ Status publish(const fs::path& from, const fs::path& to) {
          std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id())) + "." +
          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
   std::error_code ec;
+  if (auto hash = file_hash(from); !hash) {
+    return Status::error("cannot read " + from.string() +
+                         " to store it in the build cache: " + hash.message());
+  } else if (Status s = write_file(hash_path(to), *hash + "\n"); !s) {
+    return Status::error("cannot store the hash of " + to.string() +
+                         " in the build cache (paths.cache_dir): " + s.message());
+  }
   fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
   if (!ec) fs::permissions(tmp, fs::status(from, ec).permissions(), ec);
   if (!ec) fs::rename(tmp, to, ec);
@@ -57,7 +95,7 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
   }
 
   fs::path bin_cached = cache_dir / "bin" / plan.link.cache_key;
-  if (fs::exists(bin_cached, ec)) {
+  if (cached_intact(bin_cached, "binary", out.output)) {
     out.ok = true;
     out.steps_cached = static_cast<int>(plan.compiles.size()) + 1;
     out.binary = bin_cached;
@@ -73,7 +111,7 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
     const BuildStep& step = plan.compiles[i];
     fs::path cached = cache_dir / "obj" / (step.cache_key + ".o");
     object_paths.push_back({step.output.string(), cached.string()});
-    if (fs::exists(cached, ec)) {
+    if (cached_intact(cached, "object", out.output)) {
       ++out.steps_cached;
       continue;
     }
@@ -83,7 +121,10 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
     spec.timeout_s = limits.timeout_s;
     spec.inactivity_timeout_s = limits.inactivity_timeout_s;
     spec.output_cap = limits.output_cap;
-    specs.push_back(sandboxed(std::move(spec)));
+    // The step sees its sources and the toolchain (limits.sandbox) and writes its build dir only.
+    SandboxOptions sandbox = limits.sandbox;
+    sandbox.writable_paths.push_back(build_dir);
+    specs.push_back(sandboxed(std::move(spec), sandbox));
     which.push_back(i);
   }
   if (!specs.empty()) {
@@ -136,7 +177,10 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
   link.timeout_s = left;
   link.inactivity_timeout_s = limits.inactivity_timeout_s;
   link.output_cap = limits.output_cap;
-  ProcessResult r = runner.run(sandboxed(std::move(link)));
+  SandboxOptions sandbox = limits.sandbox;
+  sandbox.writable_paths.push_back(build_dir);
+  for (const auto& [planned, cached] : object_paths) sandbox.read_only_paths.push_back(cached);
+  ProcessResult r = runner.run(sandboxed(std::move(link), sandbox));
   ++out.steps_run;
   out.output += step_text(plan.link, r);
   if (!r.success()) {

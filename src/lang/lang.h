@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "proc/process.h"
+#include "proc/sandbox.h"
 #include "util/status.h"
 
 namespace kf {
@@ -77,8 +78,15 @@ struct BuildLimits {
   double inactivity_timeout_s = 60;  // per step
   size_t output_cap = 1 << 20;
   int parallel = 2;
+  // Every step runs sandboxed with these (eval/isolation.h build_sandbox(): mode, limits, the
+  // sources and toolchain read-only); run_build adds the build dir (writable) and, for the link,
+  // each cached object it reads. The default (mode none) only scrubs the environment.
+  SandboxOptions sandbox;
 };
 
+// Cached objects and binaries are stored with their SHA-256 beside them (<file>.sha256) and
+// checked before use: one changed on disk since (or stored without a hash) is removed and
+// rebuilt, with a note in the build output.
 BuildOutcome run_build(const BuildPlan& plan, const std::filesystem::path& cache_dir,
                        const BuildLimits& limits, ProcessRunner& runner);
 

@@ -164,7 +164,8 @@ Result<BuildPlan> plan_build(const BuildRequest& req, const Toolchain& tc) {
   auto lib_stat = fs::last_write_time(tc.lib_dir / ("lib" + flavour->harness_lib + ".a"), ec);
   link_key.add(flavour->harness_lib)
       .add(std::to_string(lib_stat.time_since_epoch().count()))
-      .add(join(flavour->link_flags, " "));
+      .add(join(flavour->link_flags, " "))
+      .add("-Wl,-z,relro,-z,now");
   plan.binary = req.build_dir / "task_bin";
   plan.link.label = "link task binary";
   plan.link.cache_key = link_key.hex();
@@ -175,7 +176,9 @@ Result<BuildPlan> plan_build(const BuildRequest& req, const Toolchain& tc) {
   plan.link.argv.push_back("-l" + flavour->harness_lib);
   plan.link.argv.insert(plan.link.argv.end(), flavour->link_flags.begin(),
                         flavour->link_flags.end());
-  plan.link.argv.insert(plan.link.argv.end(), {"-o", plan.binary.string()});
+  // Full RELRO: the binary's GOT is read-only once loaded, so candidate code cannot redirect the
+  // harness's calls (a clock, a comparison) by writing a pointer.
+  plan.link.argv.insert(plan.link.argv.end(), {"-Wl,-z,relro,-z,now", "-o", plan.binary.string()});
   return plan;
 }
 

@@ -1,5 +1,7 @@
 // PosixProcessRunner: supervises one child in a poll loop (output, stdin, exit, timeouts) and
-// kills its whole process group when a limit fires or the leader is gone.
+// kills its whole process group when a limit fires or the leader is gone; a watchdog sums the
+// memory and counts the tasks of the child's process tree.
+#include <dirent.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -10,11 +12,16 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
+#include <unordered_map>
 
 #include "proc/output_capture.h"
 #include "proc/process.h"
 #include "proc/spawn.h"
+#include "util/strings.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -70,6 +77,88 @@ ssize_t write_without_sigpipe(int fd, const char* data, size_t size) {
   return n;
 }
 
+// How often the watchdog looks at the process tree's memory and task count.
+constexpr auto kWatchInterval = std::chrono::milliseconds(50);
+
+// The process tree under `root` (root included) as the kernel shows it now: every process whose
+// parent chain leads to root. Orphans in a sandbox's PID namespace are re-parented to its init,
+// which is in the tree, so setsid()'d grandchildren are counted too.
+struct TreeUsage {
+  uint64_t rss_bytes = 0;
+  int tasks = 0;  // processes + threads
+  std::vector<pid_t> pids;
+};
+
+TreeUsage scan_tree(pid_t root) {
+  struct Entry {
+    pid_t ppid;
+    int threads;
+    uint64_t rss_pages;
+  };
+  std::unordered_map<pid_t, Entry> entries;
+  std::unordered_map<pid_t, std::vector<pid_t>> children;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return {};
+  while (dirent* d = ::readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(d->d_name, &end, 10);
+    if (pid <= 0 || *end != '\0') continue;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE* f = std::fopen(path, "re");
+    if (f == nullptr) continue;  // it exited meanwhile
+    char buffer[1024];
+    size_t n = std::fread(buffer, 1, sizeof buffer - 1, f);
+    std::fclose(f);
+    buffer[n] = '\0';
+    // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
+    const char* rest = std::strrchr(buffer, ')');
+    if (rest == nullptr) continue;
+    char state;
+    long ppid, threads;
+    unsigned long long rss;
+    // Fields 3 (state), 4 (ppid), 20 (num_threads), 24 (rss, in pages).
+    if (std::sscanf(rest + 1,
+                    " %c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld %*d "
+                    "%*u %*u %llu",
+                    &state, &ppid, &threads, &rss) != 4)
+      continue;
+    entries[static_cast<pid_t>(pid)] =
+        Entry{static_cast<pid_t>(ppid), static_cast<int>(threads), static_cast<uint64_t>(rss)};
+    children[static_cast<pid_t>(ppid)].push_back(static_cast<pid_t>(pid));
+  }
+  ::closedir(proc);
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  TreeUsage usage;
+  std::vector<pid_t> todo{root};
+  while (!todo.empty()) {
+    pid_t pid = todo.back();
+    todo.pop_back();
+    auto it = entries.find(pid);
+    if (it == entries.end()) continue;
+    usage.pids.push_back(pid);
+    usage.tasks += std::max(it->second.threads, 1);
+    usage.rss_bytes += it->second.rss_pages * page;
+    auto kids = children.find(pid);
+    if (kids != children.end()) todo.insert(todo.end(), kids->second.begin(), kids->second.end());
+  }
+  return usage;
+}
+
+// Whether a program's output says it could not create a process or thread (EAGAIN), in the
+// words of the shells, glibc's perror and Python.
+bool fork_failed(const std::string& output) {
+  for (const char* words : {"Cannot fork", "fork: Resource temporarily unavailable",
+                            "can't start new thread", "fork failed: Resource temporarily"})
+    if (output.find(words) != std::string::npos) return true;
+  return false;
+}
+
+// " (eval_config.memory_limit_gib)", or "" when the spec names no key.
+std::string key_note(const std::string& key) {
+  return key.empty() ? "" : " (" + key + ")";
+}
+
 // One child from start to reaped.
 class Supervisor {
  public:
@@ -90,6 +179,13 @@ class Supervisor {
  private:
   bool leader_has_exited() const;
   void signal_group(int sig) const { ::kill(-child_.pid, sig); }
+  bool watching() const { return spec_.tree_memory_limit_bytes > 0 || spec_.max_tasks > 0; }
+  // Looks at the tree; kills it and returns true when a limit is exceeded.
+  bool watch(ProcessResult& result);
+  // Stops the child: its group (and, when known, its whole tree) gets `sig`; a wrapper's sandbox
+  // is killed from the inside out.
+  void stop(int sig, const TreeUsage* known = nullptr) const;
+  void name_limit(ProcessResult& result) const;
   void check_limits(TimePoint now, ProcessResult& result);
   TimePoint next_wakeup(TimePoint now) const;
   void read_output();
@@ -109,7 +205,66 @@ class Supervisor {
   bool kill_sent_ = false;
   std::optional<TimePoint> drain_deadline_;  // set once the leader has exited
   size_t stdin_written_ = 0;
+  TimePoint next_watch_ = start_;
+  int peak_tasks_ = 0;
 };
+
+bool Supervisor::watch(ProcessResult& result) {
+  TreeUsage usage = scan_tree(child_.pid);
+  peak_tasks_ = std::max(peak_tasks_, usage.tasks);
+  if (spec_.tree_memory_limit_bytes > 0 && usage.rss_bytes > spec_.tree_memory_limit_bytes) {
+    result.limit_exceeded = "exceeded the " + describe_size(spec_.tree_memory_limit_bytes) +
+                            " memory limit" + key_note(spec_.limit_keys.memory);
+  } else if ((spec_.max_tasks > 0 && usage.tasks > spec_.max_tasks) ||
+             (spec_.nproc_limit > 0 && usage.tasks >= spec_.nproc_limit)) {
+    // Under RLIMIT_NPROC the count cannot pass the limit: there, reaching it means fork() and
+    // pthread_create() fail from now on, and a program waiting on its threads would hang.
+    result.limit_exceeded = "exceeded the limit of " + std::to_string(spec_.max_tasks) +
+                            " processes/threads" + key_note(spec_.limit_keys.tasks);
+  } else {
+    return false;
+  }
+  // No grace period: the limit is the point.
+  stop(SIGKILL, &usage);
+  return true;
+}
+
+void Supervisor::stop(int sig, const TreeUsage* known) const {
+  if (!spec_.signal_exit_codes) {
+    signal_group(sig);
+    if (known != nullptr)  // what left the group by setsid()
+      for (pid_t pid : known->pids)
+        if (pid != child_.pid) ::kill(pid, sig);
+    return;
+  }
+  // A wrapper (bwrap) leads: kill what runs in its sandbox and let the wrapper reap it and exit.
+  // Killed first, it would leave its PID namespace's init to the system's init as a zombie, which
+  // counts against the sandbox user's process limit until reaped. The group kill after the
+  // grace period (or at the end) still gets the wrapper.
+  TreeUsage usage = known != nullptr ? *known : scan_tree(child_.pid);
+  for (pid_t pid : usage.pids)
+    if (pid != child_.pid) ::kill(pid, SIGKILL);
+}
+
+// After the exit: a limit the kernel enforced (CPU time, file size, process count) named.
+void Supervisor::name_limit(ProcessResult& result) const {
+  if (!result.limit_exceeded.empty() || result.success()) return;
+  if (result.term_signal == SIGXCPU && spec_.cpu_limit_s > 0) {
+    result.limit_exceeded = strprintf("exceeded the %g s CPU-time limit", spec_.cpu_limit_s) +
+                            key_note(spec_.limit_keys.cpu_time);
+  } else if (spec_.file_size_limit_bytes > 0 &&
+             (result.term_signal == SIGXFSZ ||
+              result.output.find("File too large") != std::string::npos)) {
+    result.limit_exceeded = "exceeded the " + describe_size(spec_.file_size_limit_bytes) +
+                            " file-size limit" + key_note(spec_.limit_keys.file_size);
+  } else if (spec_.max_tasks > 0 && (peak_tasks_ >= spec_.max_tasks - spec_.max_tasks / 8 ||
+                                     (spec_.nproc_limit > 0 && fork_failed(result.output)))) {
+    // fork()/pthread_create() failed with EAGAIN at the limit (the backstop RLIMIT_NPROC, or the
+    // tree was that large) before the watchdog looked.
+    result.limit_exceeded = "exceeded the limit of " + std::to_string(spec_.max_tasks) +
+                            " processes/threads" + key_note(spec_.limit_keys.tasks);
+  }
+}
 
 bool Supervisor::leader_has_exited() const {
   // WNOWAIT leaves the zombie in place: it keeps the process-group id reserved, so the final
@@ -127,6 +282,13 @@ void Supervisor::check_limits(TimePoint now, ProcessResult& result) {
     }
     return;
   }
+  if (watching() && now >= next_watch_) {
+    next_watch_ = now + kWatchInterval;
+    if (watch(result)) {
+      term_sent_at_ = now;  // the group kill follows after the grace period if still needed
+      return;
+    }
+  }
   if (g_cancel.load()) {
     result.cancelled = true;
   } else if (spec_.timeout_s > 0 && now >= start_ + seconds(spec_.timeout_s)) {
@@ -139,7 +301,7 @@ void Supervisor::check_limits(TimePoint now, ProcessResult& result) {
   } else {
     return;
   }
-  signal_group(SIGTERM);
+  stop(SIGTERM);
   term_sent_at_ = now;
 }
 
@@ -154,6 +316,7 @@ TimePoint Supervisor::next_wakeup(TimePoint now) const {
   }
   if (drain_deadline_) wake = std::min(wake, *drain_deadline_);
   if (!term_sent_at_) wake = std::min(wake, now + kCancelPoll);
+  if (!term_sent_at_ && watching()) wake = std::min(wake, next_watch_);
   if (!pidfd_.valid() && !drain_deadline_)
     wake = std::min(wake, now + std::chrono::milliseconds(20));
   return wake;
@@ -241,8 +404,23 @@ void Supervisor::run(ProcessResult& result) {
   int status = reap();
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
+  if (spec_.signal_exit_codes && result.exit_code > 128 && result.exit_code < 128 + 65) {
+    result.term_signal = result.exit_code - 128;
+    result.exit_code = -1;
+  }
   result.output_bytes = capture_.total_bytes();
   result.output = capture_.take();
+  if (!spec_.limit_keys.output.empty() && result.output_bytes > spec_.output_cap) {
+    // Name the limit in the cut note, so a reader knows which key keeps more.
+    const std::string note = " bytes of output cut ...]";
+    size_t at = result.output.find(note);
+    if (at != std::string::npos)
+      result.output.replace(at, note.size(),
+                            " bytes of output cut: over the " + describe_size(spec_.output_cap) +
+                                " output limit (" + spec_.limit_keys.output + ") ...]");
+  }
+  result.peak_tasks = peak_tasks_;
+  name_limit(result);
 }
 
 }  // namespace

@@ -26,6 +26,23 @@ struct ProcessSpec {
   uint64_t file_size_limit_bytes = 0;  // RLIMIT_FSIZE, 0 = none
   double cpu_limit_s = 0;              // RLIMIT_CPU, 0 = none
   std::string stdin_data{};  // written to the child's stdin, then closed (empty => /dev/null)
+
+  // Limits on the child's whole process tree (every descendant; in a sandbox's PID namespace the
+  // setsid()'d ones too), checked by a watchdog in the runner every 50 ms; 0 = none. The tree is
+  // killed the moment one is exceeded. RLIMIT_AS stays off: CUDA reserves huge virtual ranges.
+  uint64_t tree_memory_limit_bytes = 0;  // sum of the resident set sizes (RSS)
+  int max_tasks = 0;                     // processes + threads
+  int nproc_limit = 0;  // RLIMIT_NPROC (the kernel ignores it for uid 0: set with run_as_uid)
+  int run_as_uid = -1;  // >= 0: the child drops to this uid/gid, with no groups, before exec
+  int run_as_gid = -1;
+  // The child is a wrapper (bwrap) that exits with 128 + N when its command was killed by signal
+  // N: such an exit code is reported as that signal.
+  bool signal_exit_codes = false;
+  // The config keys the limits come from, named in ProcessResult::limit_exceeded ("" = none).
+  struct LimitKeys {
+    std::string memory, tasks, cpu_time, file_size, output;
+  } limit_keys{};
+  std::string refuse_start{};  // non-empty: not started; this is the start error
 };
 
 struct ProcessResult {
@@ -40,9 +57,14 @@ struct ProcessResult {
   uint64_t output_bytes = 0;  // total bytes it wrote (before the cap)
   double wall_s = 0;
   bool cancelled = false;  // stopped (or never started) because cancel_processes() was called
+  // The resource limit it hit, as a sentence naming the limit and its config key: "exceeded the
+  // 8 GiB memory limit (eval_config.memory_limit_gib)"; "" when none was hit.
+  std::string limit_exceeded;
+  int peak_tasks = 0;  // most processes + threads the watchdog saw at once (when it ran)
 
-  // Started, exited 0, not killed.
+  // Started, exited 0, not killed, no limit hit.
   bool success() const;
+  // The limit hit first when there was one ("exceeded the ...; killed by SIGKILL (killed)"), else
   // "exit code 3", "killed by SIGSEGV (segmentation fault)", "timed out after 10.0 s",
   // "no output for 60 s (inactivity timeout)", or the start error.
   std::string describe() const;
@@ -57,6 +79,8 @@ bool processes_cancelled();
 
 // "SIGSEGV (segmentation fault)"; "signal 42" for ones without a name here.
 std::string describe_signal(int signal);
+// "8 GiB", "1.5 GiB", "512 MiB", "100 bytes": a limit as the user wrote it.
+std::string describe_size(uint64_t bytes);
 
 class ProcessRunner {
  public:

@@ -46,12 +46,32 @@ std::string describe_signal(int signal) {
   return "signal " + std::to_string(signal);
 }
 
+std::string describe_size(uint64_t bytes) {
+  constexpr double kKiB = 1024.0, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
+  auto fmt = [](double v, const char* unit) {
+    std::string n = strprintf("%.1f", v);
+    if (ends_with(n, ".0")) n.resize(n.size() - 2);
+    return n + " " + unit;
+  };
+  if (bytes >= kGiB) return fmt(static_cast<double>(bytes) / kGiB, "GiB");
+  if (bytes >= kMiB) return fmt(static_cast<double>(bytes) / kMiB, "MiB");
+  if (bytes >= kKiB) return fmt(static_cast<double>(bytes) / kKiB, "KiB");
+  return std::to_string(bytes) + " bytes";
+}
+
 bool ProcessResult::success() const {
-  return started && exit_code == 0 && term_signal == 0 && !timed_out && !inactive;
+  return started && exit_code == 0 && term_signal == 0 && !timed_out && !inactive &&
+         limit_exceeded.empty();
 }
 
 std::string ProcessResult::describe() const {
   if (!started) return start_error.empty() ? "did not start" : start_error;
+  if (!limit_exceeded.empty()) {
+    // The limit leads: it is the cause; how the child ended is only its consequence.
+    ProcessResult plain = *this;
+    plain.limit_exceeded.clear();
+    return limit_exceeded + "; " + plain.describe();
+  }
   if (cancelled) return "stopped: the job is stopping (Ctrl-C)";
   if (timed_out) return strprintf("timed out after %.1f s", limit_s);
   if (inactive) return strprintf("no output for %g s (inactivity timeout)", limit_s);

@@ -2,7 +2,9 @@
 #include "proc/spawn.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -49,7 +51,15 @@ void UniqueFd::reset(int fd) {
 namespace {
 
 // What failed in the child before exec; sent to the parent with errno through a pipe.
-enum ChildStage : int { kStageSetpgid = 1, kStageFds, kStageChdir, kStageRlimit, kStageExec };
+enum ChildStage : int {
+  kStageSetpgid = 1,
+  kStageFds,
+  kStageChdir,
+  kStageRlimit,
+  kStageUser,
+  kStageParent,
+  kStageExec
+};
 
 const char* stage_text(int stage) {
   switch (stage) {
@@ -61,6 +71,10 @@ const char* stage_text(int stage) {
       return "cannot enter its working directory";
     case kStageRlimit:
       return "cannot set its resource limits";
+    case kStageUser:
+      return "cannot switch to the sandbox's unprivileged user";
+    case kStageParent:
+      return "its parent (this process) ended while it started";
     default:
       return "exec failed";
   }
@@ -78,8 +92,10 @@ struct ChildPlan {
   char* const* envp;
   const char* work_dir;  // "" = stay
   int stdin_fd, output_fd, error_fd;
-  Limit limits[3];
+  Limit limits[4];
   int limit_count = 0;
+  int uid = -1, gid = -1;  // >= 0: drop to these before exec
+  pid_t parent = 0;        // getppid() must still be this once PR_SET_PDEATHSIG is set
 };
 
 bool is_executable_file(const fs::path& p) {
@@ -150,6 +166,19 @@ bool move_to(int fd, int target) {
   if (plan.work_dir[0] != '\0' && ::chdir(plan.work_dir) != 0) fail(kStageChdir);
   for (int i = 0; i < plan.limit_count; ++i)
     if (::setrlimit(plan.limits[i].resource, &plan.limits[i].value) != 0) fail(kStageRlimit);
+  if (plan.gid >= 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(static_cast<gid_t>(plan.gid)) != 0 ||
+        ::setuid(static_cast<uid_t>(plan.uid)) != 0)
+      fail(kStageUser);
+  }
+  // The child dies with the thread that supervises it, so a killed orchestrator leaves nothing
+  // running. Set after the uid change (which clears it); the parent may have died before it was
+  // set, which getppid() then shows.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(kStageParent);
+  if (::getppid() != plan.parent) {
+    errno = ESRCH;
+    fail(kStageParent);
+  }
   // Belt and braces: fds some library opened without O_CLOEXEC must not reach untrusted code.
   ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
   ::execve(plan.exe, plan.argv, plan.envp);
@@ -208,6 +237,7 @@ Result<std::string> resolve_executable(const ProcessSpec& spec,
 Result<SpawnedChild> spawn_child(const ProcessSpec& spec) {
   if (spec.argv.empty() || spec.argv[0].empty())
     return Result<SpawnedChild>::error("cannot run an empty command");
+  if (!spec.refuse_start.empty()) return Result<SpawnedChild>::error(spec.refuse_start);
   const std::string& name = spec.argv[0];
   auto failed = [&](const std::string& why) {
     return Result<SpawnedChild>::error("cannot run '" + name + "': " + why);
@@ -255,6 +285,12 @@ Result<SpawnedChild> spawn_child(const ProcessSpec& spec) {
     rlim_t seconds = static_cast<rlim_t>(std::ceil(spec.cpu_limit_s));
     add_limit(plan, RLIMIT_CPU, seconds, seconds + 1);
   }
+  if (spec.nproc_limit > 0)
+    add_limit(plan, RLIMIT_NPROC, static_cast<rlim_t>(spec.nproc_limit),
+              static_cast<rlim_t>(spec.nproc_limit));
+  plan.uid = spec.run_as_uid;
+  plan.gid = spec.run_as_uid >= 0 ? (spec.run_as_gid >= 0 ? spec.run_as_gid : spec.run_as_uid) : -1;
+  plan.parent = ::getpid();
 
   pid_t pid = ::fork();
   if (pid < 0) return failed(std::string("fork failed: ") + std::strerror(errno));

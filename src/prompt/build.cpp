@@ -68,8 +68,16 @@ class Assembler {
     return Status::ok();
   }
 
+  // The sections added so far are the static prefix (the same on every call of a job).
+  void end_static_prefix() { static_parts_ = parts_.size(); }
+
   Rendered finish() {
     prompt_.user = join(parts_, "\n\n") + "\n";
+    if (static_parts_ > 0) {
+      // Up to and including the separator after the last static section.
+      std::vector<std::string> head(parts_.begin(), parts_.begin() + static_parts_);
+      prompt_.static_user_chars = std::min(prompt_.user.size(), join(head, "\n\n").size() + 2);
+    }
     return {std::move(prompt_), std::move(sizes_)};
   }
 
@@ -78,6 +86,7 @@ class Assembler {
   Prompt prompt_;
   std::vector<std::string> parts_;
   std::vector<std::pair<std::string, size_t>> sizes_;
+  size_t static_parts_ = 0;
 };
 
 TemplateValues with(TemplateValues values, const TemplateValues& more) {
@@ -330,10 +339,13 @@ Result<Rendered> render_generation(const PromptTemplates& templates, const Shown
                              with(common, {{"archs", hardware_list(in.archs)},
                                            {"multi_arch", yes_if(in.archs.size() > 1)}})));
   }
+  // The language's guidance is the same on every call: it ends the static prefix that a
+  // provider's prompt cache reuses; what follows changes with the search's state.
+  KF_RETURN_IF_ERROR(add_guidance(a, in));
+  a.end_static_prefix();
   KF_RETURN_IF_ERROR(add_history(a, s));
   KF_RETURN_IF_ERROR(add_trim_note(a, in, s.notes));
   KF_RETURN_IF_ERROR(add_objectives(a, s));
-  KF_RETURN_IF_ERROR(add_guidance(a, in));
   KF_RETURN_IF_ERROR(add_response_format(a, in));
   return a.finish();
 }

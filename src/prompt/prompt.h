@@ -47,6 +47,10 @@ struct PromptInputs {
 struct Prompt {
   std::string system, user;
   std::vector<std::string> sections;  // names of the sections included, in order
+  // The leading characters of `user` that stay the same on every call of a job (the sections
+  // before the first one drawn from the search's state): with the system prompt, the prefix a
+  // provider's prompt cache can reuse. 0 = none.
+  size_t static_user_chars = 0;
 };
 
 // Every template file, parsed and checked. Templates are addressed by name: the file name without

@@ -84,9 +84,11 @@ class PromptTest : public ::testing::Test {
 
 TEST_F(PromptTest, FirstPromptHoldsOnlySectionsWithInputs) {
   Prompt p = build_ok(inputs(softmax_));
-  std::vector<std::string> expected = {"role",      "contract",   "user_instructions",
-                                       "reference", "objectives", "requirements",
-                                       "tips",      "pitfalls",   "response_format"};
+  // The sections that are the same on every call of a job come first (a provider's prompt cache
+  // reuses them); the objectives and the response format end the prompt.
+  std::vector<std::string> expected = {"role",      "contract",     "user_instructions",
+                                       "reference", "requirements", "tips",
+                                       "pitfalls",  "objectives",   "response_format"};
   EXPECT_EQ(p.sections, expected);
   EXPECT_TRUE(has(p.system, "OpenCL C")) << p.system;
   EXPECT_TRUE(has(p.user, "No kernel has been evaluated yet")) << p.user;
@@ -94,6 +96,28 @@ TEST_F(PromptTest, FirstPromptHoldsOnlySectionsWithInputs) {
   EXPECT_FALSE(has(p.user, "{{")) << "no tag survives rendering";
   EXPECT_FALSE(has(p.user, "## Target hardware"));
   EXPECT_FALSE(has(p.user, "## Best kernel so far"));
+}
+
+TEST_F(PromptTest, StaticPrefixIsTheSameOnEveryCallAndEndsBeforeTheHistory) {
+  PromptInputs first = inputs(softmax_);
+  first.trial = 1;
+  first.max_iters = 5;
+  Prompt a = build_ok(first);
+  PromptInputs later = inputs(softmax_);
+  later.trial = 4;
+  later.max_iters = 5;
+  later.parent = kernel(1, "__kernel void broken( {}");
+  later.best = kernel(5, "__kernel void best() {}", 1.5);
+  Prompt b = build_ok(later);
+  ASSERT_GT(a.static_user_chars, 0u);
+  EXPECT_EQ(a.static_user_chars, b.static_user_chars);
+  EXPECT_EQ(a.user.substr(0, a.static_user_chars), b.user.substr(0, b.static_user_chars));
+  const std::string prefix = b.user.substr(0, b.static_user_chars);
+  EXPECT_TRUE(has(prefix, "softmax_reference")) << "the reference is in the prefix";
+  EXPECT_FALSE(has(prefix, "## Objectives")) << prefix;
+  EXPECT_FALSE(has(prefix, "broken")) << "the parent follows the prefix";
+  EXPECT_TRUE(has(b.user.substr(b.static_user_chars), "broken"));
+  EXPECT_EQ(prefix.substr(prefix.size() - 2), "\n\n") << "the prefix ends at a section break";
 }
 
 TEST_F(PromptTest, EachOptionalSectionAppearsWithItsInputs) {

@@ -1,10 +1,13 @@
 // A job: compose the config, load the task, open the store, evaluate candidates, store and report.
 #include "search/job.h"
 
+#include "arch/host_bandwidth.h"
+
 #include <csignal>
 #include <ostream>
 
 #include "config/api_keys.h"
+#include "proc/sandbox.h"
 #include "search/job_owner.h"
 #include "util/fs.h"
 #include "util/hash.h"
@@ -99,6 +102,13 @@ EvalOptions eval_options(const JobContext& job) {
   o.cold_samples = c.get_bool("eval_config.cold_samples", true);
   o.max_plausible_speedup = c.get_double("eval_config.max_plausible_speedup", 100);
   o.check_wall_time = c.get_bool("eval_config.check_wall_time", true);
+  o.hidden_shapes = c.get_bool("eval_config.hidden_shapes", true);
+  o.fixed_shapes = c.get_bool("eval_config.fixed_shapes", false);
+  if (auto mode = parse_sandbox_mode(c.get_string("eval_config.sandbox", "auto")))
+    o.sandbox = *mode;  // the schema allows only the three names
+  o.memory_limit_gib = c.get_double("eval_config.memory_limit_gib", 8);
+  o.max_processes = static_cast<int>(c.get_int("eval_config.max_processes", 256));
+  o.cpu_time_limit_s = c.get_double("eval_config.cpu_time_limit", 0);
   o.cache_dir = c.get_string("paths.cache_dir", "runs/cache");
   o.work_root = job.run_dir / "work";
   return o;
@@ -155,6 +165,13 @@ Result<JobContext> open_job(const std::vector<std::string>& args) {
                                      job.config.origin("gpu_arch").describe() + ")");
   job.arch = *arch;
   job.gpu_arch = archs[0];
+  // Kernels on the host CPU (CPP; OpenCL on the `cpu` arch, i.e. PoCL) get a roofline bound
+  // from a copy bandwidth measured once per machine; the profiles name none for a CPU.
+  if (job.language == Language::kCpp || (job.language == Language::kOcl && archs[0] == "cpu")) {
+    // A failed measurement leaves the bound off; the job goes on.
+    (void)apply_host_bandwidth(job.arch,
+                               fs::path(job.config.get_string("paths.cache_dir", "runs/cache")));
+  }
   job.job_name = job.config.get_string("job_name");
   job.task_name = job.config.get_string("task_name");
   job.run_dir = fs::path(job.config.get_string("paths.logdir", "runs")) / job.job_name;
@@ -208,7 +225,11 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
 
   auto toolchain = find_toolchain();
   if (!toolchain) return fail_job(toolchain.message());
-  Evaluator evaluator(job.task, eval_options(job), *toolchain, runner);
+  EvalOptions options = eval_options(job);
+  auto sandbox = check_sandbox(options.sandbox);
+  if (!sandbox) return fail_job(sandbox.message());
+  if (!sandbox->warning.empty()) out << sandbox->warning << "\n";
+  Evaluator evaluator(job.task, options, *toolchain, runner);
 
   out << "job " << job.job_name << ": task " << job.task_name << " (" << record.language << ", "
       << job.gpu_arch << "), " << candidates.size() << " candidate(s)\n";
@@ -300,6 +321,8 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
          {"runtimes", r.runtimes_json()},
          {"build_s", r.build_s},
          {"test_s", r.test_s},
+         {"screen_s", r.screen_s},
+         {"check_s", r.check_s},
          {"correctness_s", r.correctness_s},
          {"benchmark_s", r.benchmark_s}});
     record.progress_json = nlohmann::json{

@@ -61,6 +61,9 @@ Result<BrokerAnswer> LlmBroker::ask(LlmClient& client, const std::string& key,
     out.answer.truncated = c.truncated;
     out.answer.prompt_tokens = c.prompt_tokens;
     out.answer.completion_tokens = c.completion_tokens;
+    out.answer.cached_tokens = c.cached_tokens;
+    out.answer.cache_write_tokens = c.cache_write_tokens;
+    out.answer.reasoning_tokens = c.reasoning_tokens;
     out.answer.cost = c.cost;
     out.answer.attempts = c.attempts;
     out.answer.latency_s = c.latency_s;
@@ -86,6 +89,9 @@ Result<BrokerAnswer> LlmBroker::ask(LlmClient& client, const std::string& key,
   for (size_t i = 1; i < answers->size(); ++i) {
     out.answer.prompt_tokens += (*answers)[i].prompt_tokens;
     out.answer.completion_tokens += (*answers)[i].completion_tokens;
+    out.answer.cached_tokens += (*answers)[i].cached_tokens;
+    out.answer.cache_write_tokens += (*answers)[i].cache_write_tokens;
+    out.answer.reasoning_tokens += (*answers)[i].reasoning_tokens;
     out.answer.cost += (*answers)[i].cost;
   }
   if (out.answer.model.empty()) out.answer.model = client.server().model_name;
@@ -106,6 +112,9 @@ Result<BrokerAnswer> LlmBroker::ask(LlmClient& client, const std::string& key,
   record.truncated = out.answer.truncated;
   record.prompt_tokens = out.answer.prompt_tokens;
   record.completion_tokens = out.answer.completion_tokens;
+  record.cached_tokens = out.answer.cached_tokens;
+  record.cache_write_tokens = out.answer.cache_write_tokens;
+  record.reasoning_tokens = out.answer.reasoning_tokens;
   record.cost = out.answer.cost;
   record.attempts = out.answer.attempts;
   record.latency_s = seconds;
@@ -122,7 +131,8 @@ Result<BrokerAnswer> LlmBroker::ask(LlmClient& client, const std::string& key,
 }
 
 Result<BrokerAnswer> LlmBroker::generate(int trial, int branch, const std::string& parent_uuid,
-                                         const std::string& system, const std::string& user) {
+                                         const std::string& system, const std::string& user,
+                                         size_t cache_prefix_chars) {
   // A generator per (seed, trial, branch): the same server is picked for a branch however the
   // branches interleave, and again when the job is resumed.
   std::seed_seq seq{seed_, uint64_t(trial), uint64_t(branch), uint64_t(0x6b66)};
@@ -130,6 +140,7 @@ Result<BrokerAnswer> LlmBroker::generate(int trial, int branch, const std::strin
   size_t pick = ensemble_.pick(trial, rng);
   LlmRequest request{system, user, job_name_, trial, branch, "generate"};
   request.sequence = int64_t(std::max(0, trial - 1)) * branches_ + branch;
+  request.cache_prefix_chars = cache_prefix_chars;
   return ask(*clients_[pick], generate_call_key(trial, branch), request, parent_uuid);
 }
 

@@ -50,8 +50,10 @@ class LlmBroker {
 
   // The answer for (trial, branch): the stored one when this job already has it, else one call
   // to the server the ensemble picks for this trial (deterministic per seed, trial, branch).
+  // `cache_prefix_chars`: the static leading part of `user` (Prompt::static_user_chars).
   Result<BrokerAnswer> generate(int trial, int branch, const std::string& parent_uuid,
-                                const std::string& system, const std::string& user);
+                                const std::string& system, const std::string& user,
+                                size_t cache_prefix_chars = 0);
   // The feedback LLM's summary of kernel `kernel_uuid`'s eval log (stored per kernel).
   Result<BrokerAnswer> feedback(const std::string& kernel_uuid, const std::string& system,
                                 const std::string& user);

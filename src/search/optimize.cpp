@@ -14,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "proc/sandbox.h"
 #include "prompt/prompt.h"
 #include "search/archive.h"
 #include "search/descriptors.h"
@@ -605,8 +606,8 @@ KernelRecord Search::run_branch(const BranchPlan& plan) {
   k.prompt = "# system\n\n" + prompt->system + "\n\n# user\n\n" + prompt->user;
   if (g_stop) return KernelRecord{};
   double llm_begin = now_s();
-  auto answer =
-      broker_->generate(plan.trial, plan.branch, k.parent_uuid, prompt->system, prompt->user);
+  auto answer = broker_->generate(plan.trial, plan.branch, k.parent_uuid, prompt->system,
+                                  prompt->user, prompt->static_user_chars);
   double llm_s = now_s() - llm_begin;
   note_span(k.uuid, "llm", llm_begin, llm_begin + llm_s);
   if (!answer && g_stop) return KernelRecord{};  // cancelled: the branch runs again on resume
@@ -632,6 +633,8 @@ KernelRecord Search::run_branch(const BranchPlan& plan) {
         "shorter code",
         answer->server.c_str(), a.finish_reason.c_str(),
         static_cast<long long>(a.completion_tokens));
+  } else if (stop_refused(a.finish_reason)) {
+    k.reason = refusal_reason(answer->server, a.finish_reason);
   } else if (auto code = extract_code(a.text, job_.language, num_blocks_); !code) {
     k.reason = code.message();
   } else {
@@ -669,6 +672,9 @@ Status Search::write_results() {
     results_["llm_job_total"] = {{"calls", totals->calls},
                                  {"prompt_tokens", totals->prompt_tokens},
                                  {"completion_tokens", totals->completion_tokens},
+                                 {"cached_tokens", totals->cached_tokens},
+                                 {"cache_write_tokens", totals->cache_write_tokens},
+                                 {"reasoning_tokens", totals->reasoning_tokens},
                                  {"cost", totals->cost}};
   results_["wall_s"] = now_s();
   results_["kernels"] = "@kernels@";
@@ -747,6 +753,9 @@ Result<SearchSummary> Search::run() {
   if (!toolchain) return fail(toolchain.message());
   EvalOptions options = eval_options(job_);
   options.device_lock = &device_lock_;
+  auto sandbox = check_sandbox(options.sandbox);
+  if (!sandbox) return fail(sandbox.message());
+  if (!sandbox->warning.empty()) out_ << sandbox->warning << "\n";
   evaluator_ = std::make_unique<Evaluator>(job_.task, options, *toolchain, runner_);
 
   out_ << "job " << job_.job_name << (s_.resume ? " (resumed)" : "") << ": task " << job_.task_name

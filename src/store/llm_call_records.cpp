@@ -11,7 +11,8 @@ namespace {
 constexpr const char* kSelectCalls =
     "SELECT job_name, call_key, purpose, trial, branch, parent_uuid, server, model, "
     "system_prompt, prompt, answer, finish_reason, truncated, prompt_tokens, completion_tokens, "
-    "cost, attempts, latency_s, created_at FROM llm_calls";
+    "cost, attempts, latency_s, created_at, cached_tokens, cache_write_tokens, reasoning_tokens "
+    "FROM llm_calls";
 
 LlmCallRecord read_call(const Statement& s) {
   LlmCallRecord c;
@@ -34,6 +35,9 @@ LlmCallRecord read_call(const Statement& s) {
   c.attempts = static_cast<int>(s.int64(16));
   c.latency_s = s.real(17);
   c.created_at = s.text(18);
+  c.cached_tokens = s.int64(19);
+  c.cache_write_tokens = s.int64(20);
+  c.reasoning_tokens = s.int64(21);
   return c;
 }
 
@@ -57,8 +61,10 @@ Status Store::put_llm_call(const LlmCallRecord& c) {
       db_, path_.string(),
       "INSERT OR REPLACE INTO llm_calls (job_name, call_key, purpose, trial, branch, parent_uuid, "
       "server, model, system_prompt, prompt, answer, finish_reason, truncated, prompt_tokens, "
-      "completion_tokens, cost, attempts, latency_s, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-      "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)");
+      "completion_tokens, cost, attempts, latency_s, created_at, cached_tokens, "
+      "cache_write_tokens, "
+      "reasoning_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+      "?16, ?17, ?18, ?19, ?20, ?21, ?22)");
   if (!s) return s.status();
   s->bind_text(1, c.job_name)
       .bind_text(2, c.call_key)
@@ -78,7 +84,10 @@ Status Store::put_llm_call(const LlmCallRecord& c) {
       .bind_double(16, c.cost)
       .bind_int(17, c.attempts)
       .bind_double(18, c.latency_s)
-      .bind_text(19, c.created_at.empty() ? now_iso8601() : c.created_at);
+      .bind_text(19, c.created_at.empty() ? now_iso8601() : c.created_at)
+      .bind_int(20, c.cached_tokens)
+      .bind_int(21, c.cache_write_tokens)
+      .bind_int(22, c.reasoning_tokens);
   Status saved = s->run("cannot save LLM call " + c.call_key + " of job " + c.job_name);
   if (!saved && sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_FOREIGNKEY)
     return Status::error(saved.message() + " (job '" + c.job_name +
@@ -114,7 +123,9 @@ Result<Store::LlmTotals> Store::llm_totals(const std::string& job_name) {
   Result<Statement> s = Statement::prepare(
       db_, path_.string(),
       "SELECT count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), "
-      "coalesce(sum(cost), 0) FROM llm_calls WHERE job_name = ?1");
+      "coalesce(sum(cost), 0), coalesce(sum(cached_tokens), 0), "
+      "coalesce(sum(cache_write_tokens), 0), coalesce(sum(reasoning_tokens), 0) FROM llm_calls "
+      "WHERE job_name = ?1");
   if (!s) return s.status();
   s->bind_text(1, job_name);
   auto row = s->step("cannot sum the LLM calls of job " + job_name);
@@ -124,6 +135,9 @@ Result<Store::LlmTotals> Store::llm_totals(const std::string& job_name) {
   t.prompt_tokens = s->int64(1);
   t.completion_tokens = s->int64(2);
   t.cost = s->real(3);
+  t.cached_tokens = s->int64(4);
+  t.cache_write_tokens = s->int64(5);
+  t.reasoning_tokens = s->int64(6);
   return t;
 }
 

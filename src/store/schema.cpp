@@ -117,6 +117,14 @@ ALTER TABLE jobs ADD COLUMN owner_host TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN heartbeat_at TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 4: current provider APIs (issue 13). Per call, the input tokens read from and written
+// to the provider's prompt cache, and the completion tokens spent on reasoning / thinking.
+constexpr const char* kSchemaV4 = R"sql(
+ALTER TABLE llm_calls ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE llm_calls ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE llm_calls ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
@@ -124,6 +132,7 @@ const std::vector<Migration>& schema_migrations() {
       {1, kSchemaV1},
       {2, kSchemaV2},
       {3, kSchemaV3},
+      {4, kSchemaV4},
   };
   return kMigrations;
 }

@@ -68,6 +68,9 @@ struct LlmCallRecord {
   std::string system_prompt{}, prompt{}, answer{}, finish_reason{};
   bool truncated = false;
   int64_t prompt_tokens = 0, completion_tokens = 0;
+  // Of prompt_tokens: read from / written to the provider's prompt cache; of completion_tokens:
+  // spent on reasoning (schema 4).
+  int64_t cached_tokens = 0, cache_write_tokens = 0, reasoning_tokens = 0;
   double cost = 0;
   int attempts = 1;
   double latency_s = 0;
@@ -133,6 +136,7 @@ class Store {
   // Totals over a job's stored calls (every run of it, resumed ones included).
   struct LlmTotals {
     int64_t calls = 0, prompt_tokens = 0, completion_tokens = 0;
+    int64_t cached_tokens = 0, cache_write_tokens = 0, reasoning_tokens = 0;
     double cost = 0;
   };
   Result<LlmTotals> llm_totals(const std::string& job_name);

@@ -561,6 +561,9 @@ TEST_F(StoreTest, LlmCallsRoundTripPerJobAndKey) {
   call.completion_tokens = 34;
   call.cost = 0.5;
   call.attempts = 3;
+  call.cached_tokens = 8;  // schema 4
+  call.cache_write_tokens = 2;
+  call.reasoning_tokens = 20;
   ASSERT_TRUE(store->put_llm_call(call).is_ok());
   LlmCallRecord feedback = call;
   feedback.call_key = "feedback:k1";
@@ -574,6 +577,14 @@ TEST_F(StoreTest, LlmCallsRoundTripPerJobAndKey) {
   EXPECT_EQ((*got)->completion_tokens, 34);
   EXPECT_EQ((*got)->attempts, 3);
   EXPECT_DOUBLE_EQ((*got)->cost, 0.5);
+  EXPECT_EQ((*got)->cached_tokens, 8);
+  EXPECT_EQ((*got)->cache_write_tokens, 2);
+  EXPECT_EQ((*got)->reasoning_tokens, 20);
+  auto totals = store->llm_totals("j");
+  ASSERT_TRUE(totals.is_ok()) << totals.message();
+  EXPECT_EQ(totals->cached_tokens, 16);  // both calls
+  EXPECT_EQ(totals->cache_write_tokens, 4);
+  EXPECT_EQ(totals->reasoning_tokens, 40);
   auto none = store->llm_call("j", "generate:t1:b1");
   ASSERT_TRUE(none.is_ok());
   EXPECT_FALSE(none->has_value());

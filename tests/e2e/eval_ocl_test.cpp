@@ -43,11 +43,11 @@ TEST(EvalOcl, EachCandidateGetsItsVerdictAndReasonInOneJob) {
       "compile_error.cl",  "correct.cl",        "out_of_bounds.cl", "wrong_wide_rows.cl",
       "writes_nothing.cl", "modifies_input.cl", "slower.cl",        "faster.cl"};
   std::vector<std::filesystem::path> files;
-  std::vector<std::string> args = {"eval", "task=" + example(kTask).string(),
-                                   "job_name=ocl_candidates",
-                                   // Less sampling than isolation_args: the speed checks below
-                                   // have margins of several times.
-                                   "eval_config.time_budget=0.15"};
+  std::vector<std::string> args = {
+      "eval", "task=" + example(kTask).string(), "job_name=ocl_candidates",
+      // Less sampling than isolation_args: the speed checks below
+      // have margins of several times.
+      "eval_config.time_budget=0.15", "eval_config.hidden_shapes=false"};
   for (const auto& n : names) {
     files.push_back(candidate(kTask, n));
     args.push_back(files.back().string());

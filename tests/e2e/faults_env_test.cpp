@@ -220,11 +220,11 @@ TEST(FaultsEnv, FullDiskInACandidatesBuildStopsTheJobWithoutAVerdict) {
                                    << job.kernels.front().reason;
 }
 
-// The disk fills up as the candidate's test run starts: a copy of the task whose test binary puts
-// a 1-byte file size limit on itself, except when it runs the reference (--ref). The harness
-// cannot write its result file; before the fix it exited 0 and the correct candidate was stored
-// as verdict 2.
-TEST(FaultsEnv, HarnessThatCannotWriteItsResultIsAnEnvironmentError) {
+// A candidate's test binary that puts a 1-byte file size limit on itself (except when it runs the
+// reference, --ref): the harness cannot write its result file and exits 3 with its "cannot write"
+// line. Only a write probe that fails where the child ran makes that the machine's fault (issue
+// 8: the candidate must not stop the job by saying so); here the machine can write.
+TEST(FaultsEnv, CandidateThatCannotWriteItsResultWhileTheMachineCanIsItsOwnFault) {
   Scratch s;
   fs::path task = s.dir() / "task";
   fs::copy(example(kTask), task, fs::copy_options::recursive);
@@ -249,17 +249,18 @@ struct DiskFull {
 )")
                   .is_ok());
   CliRun run = run_cli(s, eval_correct_args("harness_cannot_write", task));
-  EXPECT_EQ(run.exit_code, 2) << run.output;
+  // The candidate's process said it cannot write, but the machine can (a write probe where it
+  // ran succeeds): a candidate cannot stop the job by claiming a full disk, so this is the
+  // candidate's failure and the job goes on.
+  EXPECT_EQ(run.exit_code, 0) << run.output;  // eval: every candidate got a verdict
   EXPECT_CONTAINS(run.output, "reference: building and timing ... ok");
-  EXPECT_CONTAINS(run.output, "could not be evaluated: environment error");
-  EXPECT_CONTAINS(run.output, "the test harness could not write its result");
-  EXPECT_CONTAINS(run.output, "result.json");
-  EXPECT_CONTAINS(run.output, "File too large");
+  EXPECT_CONTAINS(run.output, "verdict 2 (runtime error)");
+  EXPECT_CONTAINS(run.output, "exit code 3");
+  EXPECT_EQ(run.output.find("could not be evaluated: environment error"), std::string::npos)
+      << run.output;
   StoredJob job = stored(s, "harness_cannot_write");
   ASSERT_TRUE(job.job.has_value()) << run.output;
-  EXPECT_EQ(job.job->status, "failed");
-  EXPECT_TRUE(job.kernels.empty()) << "a verdict was stored: " << job.kernels.front().verdict << " "
-                                   << job.kernels.front().reason;
+  EXPECT_EQ(job.job->status, "done");
 }
 
 // The harness itself: a result path that cannot be written is a non-zero exit (3) with the path

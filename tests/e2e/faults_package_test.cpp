@@ -87,6 +87,10 @@ void expect_same_files(const fs::path& package, const fs::path& dir) {
     fs::path rel = entry.path().lexically_relative(package);
     SCOPED_TRACE(rel.string());
     auto want = read_file(entry.path());
+    // A candidate's folder holds every file but the reference's (the split judge).
+    if (want.is_ok() && want->find("[REFERENCE_START]") != std::string::npos &&
+        dir.string().find("kernel-") != std::string::npos)
+      continue;
     auto got = read_file(dir / rel);
     ASSERT_TRUE(got.is_ok()) << got.message();
     EXPECT_TRUE(*got == *want) << "bytes differ";

@@ -16,6 +16,26 @@ Each request is logged with whether a key came ("has_auth"), the header that car
 never the key itself.
 For an OpenAI request with n > 1, choices after the first take further matching plain-content
 responses while there are any, else repeat the first content.
+
+The real APIs' rules, as their servers enforce them (400 with the provider's error shape):
+- "reasoning_models": [model, ...] in the script: for those models (as OpenAI's o-series and
+  GPT-5) `max_tokens`, `temperature` and `top_p` are rejected with error.code
+  "unsupported_parameter" and error.param naming the field; answers report
+  usage.completion_tokens_details.reasoning_tokens (a response's "reasoning_tokens", default
+  half the completion) and message.reasoning_content is left out.
+- "legacy_models": [model, ...]: for those (an older compatible server) `max_completion_tokens`
+  is rejected the same way.
+- Anthropic `thinking`: {"type": "enabled", "budget_tokens" >= 1024 and < max_tokens}; with it,
+  `temperature` is rejected and `top_p` below 0.95 too; the answer starts with a thinking block
+  (a response's "thinking" text) before the text block.
+- Prompt caching: OpenAI caches by itself: usage.prompt_tokens_details.cached_tokens is the
+  longest prefix (in tokens, chars / 4, in steps of 128) shared with an earlier prompt of the
+  same model, once the prompt has "cache_min_tokens" (script key, default 1024). Anthropic caches
+  the prompt up to the last block marked cache_control {"type": "ephemeral"} (at least
+  cache_min_tokens): usage.cache_creation_input_tokens the first time, cache_read_input_tokens
+  after; input_tokens counts only the rest. A response's "cached_tokens" overrides OpenAI's.
+R may also be {"fault": "refused", "content"?: "..."}: OpenAI finish_reason "content_filter",
+Anthropic stop_reason "refusal".
 Python 3.11 standard library only.
 """
 
@@ -35,7 +55,7 @@ FORMAT_BY_PATH = {
     "/v1/messages": "anthropic",
     "/messages": "anthropic",
 }
-FAULTS = {"rate_limit", "server_error", "hang", "truncated", "malformed"}
+FAULTS = {"rate_limit", "server_error", "hang", "truncated", "malformed", "refused"}
 FILTERS = ("purpose", "job", "trial", "branch", "format")
 
 
@@ -71,6 +91,12 @@ class Script:
         self.responses = list(data.get("responses", []))
         self.default = data.get("default")
         self.log_prompts = bool(data.get("log_prompts", False))
+        self.reasoning_models = set(data.get("reasoning_models", []))
+        self.legacy_models = set(data.get("legacy_models", []))
+        self.cache_min_tokens = int(data.get("cache_min_tokens", 1024))
+        # Prompt caches: the prompts (OpenAI, by model) and prefixes (Anthropic) seen so far.
+        self.openai_prompts = {}
+        self.anthropic_prefixes = set()
         for r in self.responses + ([self.default] if self.default is not None else []):
             if not isinstance(r, dict):
                 raise ValueError("each response must be an object, got %r" % (r,))
@@ -127,10 +153,16 @@ class Handler(BaseHTTPRequestHandler):
             return
         problem = self.check_request(fmt, request)
         if problem:
-            body = {"error": {"message": problem, "type": "invalid_request_error"}}
-            if fmt == "anthropic":
-                body["type"] = "error"
-            self.send_json(400, body, fmt, request, None)
+            if isinstance(problem, str):
+                problem = {"message": problem}
+            error = {"message": problem["message"], "type": "invalid_request_error"}
+            if fmt == "openai":
+                error["param"] = problem.get("param")
+                error["code"] = problem.get("code")
+                body = {"error": error}
+            else:
+                body = {"type": "error", "error": error}
+            self.send_json(400, body, fmt, request, "rejected")
             return
 
         call = parse_call_header(self.headers.get("X-KernelFoundry-Call"))
@@ -169,8 +201,8 @@ class Handler(BaseHTTPRequestHandler):
             for _ in range(1, int(request.get("n") or 1)):
                 extra = script.take(fmt, call, plain_only=True)
                 contents.append(extra["content"] if extra and "content" in extra else contents[0])
-        truncated = fault == "truncated"
-        self.send_json(200, self.answer(fmt, request, contents, truncated), fmt, request, fault)
+        answer = self.answer(fmt, request, contents, fault, response)
+        self.send_json(200, answer, fmt, request, fault)
 
     def check_request(self, fmt, request):
         """What a real server would reject: the fields and headers our clients must send."""
@@ -183,6 +215,39 @@ class Handler(BaseHTTPRequestHandler):
                 return "max_tokens: Field required"
             if self.headers.get("anthropic-version") is None:
                 return "anthropic-version: header is required"
+            thinking = request.get("thinking")
+            if thinking is not None:
+                budget = thinking.get("budget_tokens") if isinstance(thinking, dict) else None
+                if not isinstance(thinking, dict) or thinking.get("type") != "enabled" or \
+                        not isinstance(budget, int):
+                    return "thinking: expected {\"type\": \"enabled\", \"budget_tokens\": N}"
+                if budget < 1024:
+                    return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+                if request["max_tokens"] <= budget:
+                    return "`max_tokens` must be greater than `thinking.budget_tokens`"
+                if "temperature" in request:
+                    return ("`temperature` may only be set to 1 when thinking is enabled. Please "
+                            "consult our documentation")
+                if "top_p" in request and request["top_p"] < 0.95:
+                    return ("`top_p` must be greater than or equal to 0.95 or unset when thinking "
+                            "is enabled")
+            return None
+        model = request.get("model")
+        script = self.server.script
+        if model in script.reasoning_models:
+            for field in ("max_tokens", "temperature", "top_p"):
+                if field in request:
+                    hint = " Use 'max_completion_tokens' instead." if field == "max_tokens" else ""
+                    return {"message": "Unsupported parameter: '%s' is not supported with this "
+                                       "model.%s" % (field, hint),
+                            "param": field, "code": "unsupported_parameter"}
+        elif "reasoning_effort" in request:
+            return {"message": "Unrecognized request argument supplied: reasoning_effort",
+                    "param": "reasoning_effort", "code": "unsupported_parameter"}
+        if model in script.legacy_models and "max_completion_tokens" in request:
+            return {"message": "Unsupported parameter: 'max_completion_tokens' is not supported "
+                               "by this server. Use 'max_tokens' instead.",
+                    "param": "max_completion_tokens", "code": "unsupported_parameter"}
         return None
 
     def prompt_chars(self, request):
@@ -192,12 +257,69 @@ class Handler(BaseHTTPRequestHandler):
                 chars += len(text_of(m.get("content", "")))
         return chars
 
-    def answer(self, fmt, request, contents, truncated):
+    def cached_openai(self, request, prompt_tokens, response):
+        """Tokens of the prompt's longest prefix shared with an earlier prompt of the model."""
+        if "cached_tokens" in response:
+            return int(response["cached_tokens"])
+        script = self.server.script
+        text = "\n".join(text_of(m.get("content", "")) for m in request.get("messages") or []
+                         if isinstance(m, dict))
+        with script.lock:
+            seen = script.openai_prompts.setdefault(request.get("model"), [])
+            common = 0
+            for earlier in seen:
+                n = 0
+                limit = min(len(earlier), len(text))
+                while n < limit and earlier[n] == text[n]:
+                    n += 1
+                common = max(common, n)
+            seen.append(text)
+        if prompt_tokens < script.cache_min_tokens:
+            return 0
+        return min(prompt_tokens, (common // 4) // 128 * 128)
+
+    def cached_anthropic(self, request):
+        """(prefix tokens, seen before): the prompt up to the last cache_control mark."""
+        parts, marked = [], 0
+        system = request.get("system", "")
+        blocks = [system] if isinstance(system, str) else list(system or [])
+        for m in request.get("messages") or []:
+            content = m.get("content", "") if isinstance(m, dict) else ""
+            blocks.extend([content] if isinstance(content, str) else content)
+        for b in blocks:
+            parts.append(b if isinstance(b, str) else b.get("text", ""))
+            if isinstance(b, dict) and b.get("cache_control") is not None:
+                marked = len(parts)
+        if marked == 0:
+            return 0, False
+        prefix = "".join(parts[:marked])
+        tokens = len(prefix) // 4
+        if tokens < self.server.script.cache_min_tokens:
+            return 0, False
+        key = hashlib.sha256((request.get("model", "") + "\0" + prefix).encode()).hexdigest()
+        with self.server.script.lock:
+            seen = key in self.server.script.anthropic_prefixes
+            self.server.script.anthropic_prefixes.add(key)
+        return tokens, seen
+
+    def answer(self, fmt, request, contents, fault, response):
         prompt_tokens = max(1, self.prompt_chars(request) // 4)
         completion_tokens = sum(approx_tokens(c) for c in contents)
         model = request.get("model", "")
         stamp = "%d-%d" % (int(time.time() * 1000), threading.get_ident() % 10000)
+        stop = {"truncated": ("length", "max_tokens"),
+                "refused": ("content_filter", "refusal")}.get(fault, ("stop", "end_turn"))
         if fmt == "openai":
+            reasoning = model in self.server.script.reasoning_models
+            reasoning_tokens = int(response.get("reasoning_tokens", completion_tokens // 2 + 1)) \
+                if reasoning else 0
+            completion_tokens += reasoning_tokens
+            messages = []
+            for c in contents:
+                message = {"role": "assistant", "content": c, "refusal": None}
+                if "reasoning_content" in response:
+                    message["reasoning_content"] = response["reasoning_content"]
+                messages.append(message)
             return {
                 "id": "chatcmpl-" + stamp,
                 "object": "chat.completion",
@@ -205,24 +327,42 @@ class Handler(BaseHTTPRequestHandler):
                 "model": model,
                 "choices": [{
                     "index": i,
-                    "message": {"role": "assistant", "content": c},
-                    "finish_reason": "length" if truncated else "stop",
-                } for i, c in enumerate(contents)],
+                    "message": m,
+                    "finish_reason": stop[0],
+                } for i, m in enumerate(messages)],
                 "usage": {
                     "prompt_tokens": prompt_tokens,
                     "completion_tokens": completion_tokens,
                     "total_tokens": prompt_tokens + completion_tokens,
+                    "prompt_tokens_details": {
+                        "cached_tokens": self.cached_openai(request, prompt_tokens, response),
+                        "audio_tokens": 0},
+                    "completion_tokens_details": {
+                        "reasoning_tokens": reasoning_tokens, "audio_tokens": 0,
+                        "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
                 },
             }
+        content = []
+        if request.get("thinking"):
+            thinking = str(response.get("thinking", "Let me think about the kernel first."))
+            content.append({"type": "thinking", "thinking": thinking,
+                            "signature": "sig-" + stamp})
+            completion_tokens += approx_tokens(thinking)
+        content.append({"type": "text", "text": contents[0]})
+        cached, seen = self.cached_anthropic(request)
+        cached = min(cached, prompt_tokens)
         return {
             "id": "msg_" + stamp,
             "type": "message",
             "role": "assistant",
             "model": model,
-            "content": [{"type": "text", "text": contents[0]}],
-            "stop_reason": "max_tokens" if truncated else "end_turn",
+            "content": content,
+            "stop_reason": stop[1],
             "stop_sequence": None,
-            "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
+            "usage": {"input_tokens": prompt_tokens - cached,
+                      "cache_creation_input_tokens": 0 if seen else cached,
+                      "cache_read_input_tokens": cached if seen else 0,
+                      "output_tokens": completion_tokens},
         }
 
     def send_json(self, status, body, fmt, request, fault, headers=None):
@@ -252,6 +392,19 @@ class Handler(BaseHTTPRequestHandler):
                 return name, hashlib.sha256(value.encode("utf-8")).hexdigest()
         return None, None
 
+    @staticmethod
+    def cache_marks(request):
+        marks = 0
+        system = request.get("system")
+        blocks = list(system) if isinstance(system, list) else []
+        for m in request.get("messages") or []:
+            if isinstance(m, dict) and isinstance(m.get("content"), list):
+                blocks.extend(m["content"])
+        for b in blocks:
+            if isinstance(b, dict) and b.get("cache_control") is not None:
+                marks += 1
+        return marks
+
     def log(self, fmt, request, status, fault):
         if self.server.log_path is None:
             return
@@ -273,7 +426,13 @@ class Handler(BaseHTTPRequestHandler):
             "request_keys": sorted(request.keys()),
             "n": request.get("n"),
             "max_tokens": request.get("max_tokens"),
+            "max_completion_tokens": request.get("max_completion_tokens"),
             "temperature": request.get("temperature"),
+            "top_p": request.get("top_p"),
+            "reasoning_effort": request.get("reasoning_effort"),
+            "thinking": request.get("thinking"),
+            # Anthropic: how many blocks carry cache_control, and the characters up to the last.
+            "cache_marks": self.cache_marks(request),
         }
         if self.server.script.log_prompts:
             parts = [text_of(request.get("system", ""))]
