@@ -13,7 +13,7 @@ cmake --install build-gpu >/dev/null
 skip='^(linux-vdso|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|ld-linux|libstdc\+\+|libgcc_s|libcuda\.so|libOpenCL\.so)'
 for bin in "$prefix"/bin/*; do
   ldd "$bin" 2>/dev/null | awk '$3 ~ /^\// {print $1, $3}' | while read -r name path; do
-    [[ $name =~ $skip ]] || cp -Lu "$path" "$prefix/lib/"
+    [[ $name =~ $skip || $(realpath "$path") == "$prefix"/* ]] || cp -Lu "$path" "$prefix/lib/"
   done
 done
 mkdir -p "$prefix/libexec/kernelfoundry/lib"

@@ -44,11 +44,14 @@ class Runner {
   bool dumping() const { return !options_.dump_dir.empty(); }
   bool writing_expected() const { return !options_.expected_out.empty(); }
   bool is_hidden(const Shape& shape) const;
+  bool is_benchmark_shape(const Shape& shape) const;
   bool dump_case(const Shape& shape, int seed, double* bytes);
   bool expect_case(const Shape& shape, int seed, double* bytes);
   // Copies the test set's outputs to the host and adds them to the dump as one entry.
+  // `keep` receives the host copies written (outputs in order, scratch buffers left out).
   bool dump_outputs(CaseState& cs, int set, const std::string& kind, int call, int variant,
-                    const std::vector<Perturbation>& perturb);
+                    const std::vector<Perturbation>& perturb,
+                    std::vector<std::vector<unsigned char>>* keep = nullptr);
   // Before a timed call: restores the elements the last perturbation changed, then overwrites a
   // few random elements of every drawn input with fresh values from its distribution, so no two
   // timed calls see the same inputs. Returns the new perturbation.
