@@ -162,8 +162,8 @@ class Evaluator {
   std::filesystem::path judge_binary_, judge_src_dir_, expected_dir_;
   std::vector<std::string> trap_symbols_;
   std::vector<std::filesystem::path> reference_objects_;
-  std::vector<std::filesystem::path> libraries_;  // what task binaries link, for screening
-  bool libraries_known_ = false;
+  // What task binaries link, for screening; set by prepare_reference().
+  std::vector<std::filesystem::path> libraries_;
   std::string extra_shapes_json_;           // hidden correctness shapes, "" = none
   std::filesystem::path judge_pocl_cache_;  // PoCL's kernel cache of the reference binary's runs
 };

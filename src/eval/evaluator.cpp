@@ -211,14 +211,6 @@ ScreenResult Evaluator::screen_build(const BuildPlan& plan, const fs::path& src_
       request.task_objects.push_back(object);
   }
   request.reference_objects = reference_objects_;
-  if (!libraries_known_) {
-    libraries_ = link_libraries(options_.language, runner_, toolchain_.cxx);
-    const char* flavour = options_.language == Language::kOcl    ? "kf_harness_opencl"
-                          : options_.language == Language::kCuda ? "kf_harness_cuda"
-                                                                 : "kf_harness_host";
-    libraries_.push_back(toolchain_.lib_dir / ("lib" + std::string(flavour) + ".a"));
-    libraries_known_ = true;
-  }
   request.library_files = libraries_;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(src_dir, ec);
@@ -371,6 +363,12 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   }
   if (role == Role::kReference) {
     reference_objects_ = objects_of(*plan, reference_files());
+    // Once, before candidates are evaluated (from several threads): what task binaries link.
+    libraries_ = link_libraries(options_.language, runner_, toolchain_.cxx);
+    const char* flavour = options_.language == Language::kOcl    ? "kf_harness_opencl"
+                          : options_.language == Language::kCuda ? "kf_harness_cuda"
+                                                                 : "kf_harness_host";
+    libraries_.push_back(toolchain_.lib_dir / ("lib" + std::string(flavour) + ".a"));
     extra_shapes_json_ = options_.hidden_shapes && !options_.fixed_shapes
                              ? hidden_shapes_for(build.binary, run_dir)
                              : "";
