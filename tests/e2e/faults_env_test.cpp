@@ -269,7 +269,9 @@ TEST(FaultsEnv, HarnessExitsNonZeroWhenItCannotWriteItsResult) {
   Scratch s;
   ASSERT_EQ(prime_and_measure(s) > 0, true);
   fs::path binary;
-  for (const auto& e : fs::directory_iterator(s.dir() / "cache" / "bin")) binary = e.path();
+  // A task binary, not the SHA-256 file the cache keeps beside each one.
+  for (const auto& e : fs::directory_iterator(s.dir() / "cache" / "bin"))
+    if (e.path().extension() != ".sha256") binary = e.path();
   ASSERT_FALSE(binary.empty());
   fs::path kernel_dir = s.dir() / "runs" / "prime" / "work" / "reference" / "src";
   std::vector<std::string> argv = {binary.string(),     "--phase", "correctness",
