@@ -566,7 +566,8 @@ bool Runner::is_hidden(const Shape& shape) const {
 
 bool Runner::dump_outputs(CaseState& cs, int set, const std::string& kind, int call, int variant,
                           const std::vector<Perturbation>& perturb,
-                          std::vector<std::vector<unsigned char>>* keep) {
+                          std::vector<std::vector<unsigned char>>* keep,
+                          std::vector<std::vector<unsigned char>>* host) {
   DumpEntry entry;
   entry.kind = kind;
   entry.shape = cs.shape;
@@ -578,10 +579,14 @@ bool Runner::dump_outputs(CaseState& cs, int set, const std::string& kind, int c
   for (std::size_t k = 0; k < cs.outputs.size(); ++k) {
     const OutputSpec& spec = cs.outputs[k];
     if (spec.role == Buffer::Role::Scratch) continue;
-    const Buffer& b = *cs.sets[set][k];
-    entry.outputs.push_back({spec.name, spec.dtype, int(spec.role), b.count(), spec.tol, ""});
-    data.emplace_back();
-    to_host(b, &data.back());
+    if (host != nullptr) {
+      data.push_back(std::move((*host)[k]));
+    } else {
+      data.emplace_back();
+      to_host(*cs.sets[set][k], &data.back());
+    }
+    long count = long(data.back().size() / dtype_size(spec.dtype));
+    entry.outputs.push_back({spec.name, spec.dtype, int(spec.role), count, spec.tol, ""});
   }
   std::string err;
   if (dump_->add(std::move(entry), data, &err)) {
@@ -1069,28 +1074,9 @@ bool Runner::benchmark_shape(const Shape& shape) {
   if (dumping()) {
     // The picked call goes to the checker with the inputs it saw; then the inputs are restored
     // (their checksums must hold) and one call on fresh inputs follows.
-    if (picked_call != 0) {
-      DumpEntry entry;
-      entry.kind = "timed";
-      entry.shape = cs.shape;
-      entry.seed = cs.seed;
-      entry.call = int(picked_call);
-      entry.variant = picked_variant;
-      entry.perturb = picked_perturb;
-      std::vector<std::vector<unsigned char>> data;
-      for (std::size_t k = 0; k < cs.outputs.size(); ++k) {
-        const OutputSpec& spec = cs.outputs[k];
-        if (spec.role == Buffer::Role::Scratch) continue;
-        entry.outputs.push_back({spec.name, spec.dtype, int(spec.role),
-                                 long(picked[k].size() / dtype_size(spec.dtype)), spec.tol, ""});
-        data.push_back(std::move(picked[k]));
-      }
-      std::string err;
-      if (!dump_->add(std::move(entry), data, &err)) {
-        std::fprintf(stderr, "kernelfoundry harness: %s\n", err.c_str());
-        std::_Exit(kExitCannotWriteResult);
-      }
-    }
+    if (picked_call != 0 && !dump_outputs(cs, kTestSet, "timed", int(picked_call), picked_variant,
+                                          picked_perturb, nullptr, &picked))
+      return false;
     restore_inputs(cs);
   }
   CallOutcome integrity;

@@ -49,9 +49,12 @@ class Runner {
   bool expect_case(const Shape& shape, int seed, double* bytes);
   // Copies the test set's outputs to the host and adds them to the dump as one entry.
   // `keep` receives the host copies written (outputs in order, scratch buffers left out).
+  // `host`, when given, holds copies already made (indexed like cs.outputs; moved from) instead
+  // of the buffers of `set`.
   bool dump_outputs(CaseState& cs, int set, const std::string& kind, int call, int variant,
                     const std::vector<Perturbation>& perturb,
-                    std::vector<std::vector<unsigned char>>* keep = nullptr);
+                    std::vector<std::vector<unsigned char>>* keep = nullptr,
+                    std::vector<std::vector<unsigned char>>* host = nullptr);
   // Before a timed call: restores the elements the last perturbation changed, then overwrites a
   // few random elements of every drawn input with fresh values from its distribution, so no two
   // timed calls see the same inputs. Returns the new perturbation.
