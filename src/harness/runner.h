@@ -55,11 +55,6 @@ class Runner {
                     const std::vector<Perturbation>& perturb,
                     std::vector<std::vector<unsigned char>>* keep = nullptr,
                     std::vector<std::vector<unsigned char>>* host = nullptr);
-  // Before a timed call: restores the elements the last perturbation changed, then overwrites a
-  // few random elements of every drawn input with fresh values from its distribution, so no two
-  // timed calls see the same inputs. Returns the new perturbation.
-  std::vector<Perturbation> perturb_inputs(CaseState& cs);
-  void restore_inputs(CaseState& cs);
   bool check_entry(const DumpEntry& got, const DumpEntry* expected, const std::string& where,
                    std::vector<std::vector<unsigned char>>* values);
   // `bytes` receives the size of the case's buffers (inputs and both output sets).
@@ -87,7 +82,6 @@ class Runner {
   std::vector<Shape> hidden_;
   std::unique_ptr<DumpWriter> dump_;
   std::mt19937_64 rng_{std::random_device{}()};
-  std::vector<std::pair<Perturbation, std::vector<unsigned char>>> undo_;  // original bytes
   Problem& problem_;
   const Suite& suite_;
   const Options& options_;
