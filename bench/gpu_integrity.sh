@@ -2,7 +2,9 @@
 # The CUDA integrity check of the GPU machine: every adversarial (adv_*), honest (honest_*) and
 # probe (probe_*) candidate under tests/gpu/candidates/<task>/ through the real CLI, one
 # `kernelfoundry eval` job per task, then one line per candidate (verdict, suspect flags, reason)
-# and a summary: each adv_* must be caught (verdict < 5 or suspect), each honest_* must be
+# and a summary: each adv_* must be caught (verdict < 5 or suspect), or, when its header says
+# "// Expected: defeated", may instead be correct and clean (its trick never fires, so it
+# computes honestly and gains nothing), each honest_* must be
 # verdict 5 and not suspect; probe_* are reported only. Exit 0 when all hold, 1 otherwise.
 #   bash bench/gpu_integrity.sh                  # on the H200, over the install tree in .dist/
 # Environment (all optional):
@@ -86,7 +88,16 @@ declare -a summary=()
 judge() {  # file verdict suspect flags speedup reason marks
   local f=$1 v=$2 s=$3 flags=$4 sp=$5 reason=$6 marks=$7 want ok
   case $f in
-    adv_*) want="must be caught"; if [ "$v" -lt 5 ] 2>/dev/null || [ "$s" = 1 ]; then ok=PASS; else ok=FAIL; fi ;;
+    adv_*)
+      want="must be caught"
+      if [ "$v" -lt 5 ] 2>/dev/null || [ "$s" = 1 ]; then
+        ok=PASS
+      elif [ "$v" = 5 ] && grep -q "^// Expected: defeated" "$CAND_ROOT/$task/$f"; then
+        # Its trick never fires (it computes the result honestly): correct, clean, no gain.
+        want="must be caught or defeated"; ok=PASS
+      else
+        ok=FAIL
+      fi ;;
     honest_*) want="must be clean"; if [ "$v" = 5 ] && [ "$s" = 0 ]; then ok=PASS; else ok=FAIL; fi ;;
     *) want="reported only"; ok=INFO ;;
   esac

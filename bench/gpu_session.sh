@@ -11,8 +11,9 @@
 #   bash bench/gpu_session.sh search     # a 2 x 2 evolutionary job on softmax_cuda, replaying the
 #                                        # GPU test candidates (hand-written, not a model's output)
 #   bash bench/gpu_session.sh integrity  # CUDA adversarial and honest candidates (gpu_integrity.sh)
+#   OLD=old/.dist bash bench/gpu_session.sh overhead  # per-candidate cost, this tree vs $OLD
 set -uo pipefail
-stage=${1:?stage: validate, ncu, search or integrity}
+stage=${1:?stage: validate, ncu, search, overhead or integrity}
 OUT=${OUT:-bench/results/h200}
 mkdir -p "$OUT"
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
@@ -67,6 +68,21 @@ case $stage in
       step "$KF" kernels job=softmax_cuda_replay "${iso[@]}"
       step "$KF" jobs "${iso[@]}"
     } > "$OUT/search_softmax_cuda.txt" 2>&1
+    ;;
+  overhead)
+    # Per-candidate cost of the CUDA examples, this tree against an older install tree in $OLD
+    # (e.g. a commit before a change, built by make_dist.sh and unpacked there), alternating
+    # old and new per task so drift of the machine hits both alike.
+    for t in softmax_cuda matmul_cuda; do
+      for round in 1 2; do
+        if [ -n "${OLD:-}" ]; then
+          LD_LIBRARY_PATH=$OLD/lib step python3 bench/eval_overhead.py --cli "$OLD/bin/kernelfoundry" \
+            --task examples/tasks/$t --n 3 --out "$OUT/eval_overhead_before_${t}_$round.json"
+        fi
+        step python3 bench/eval_overhead.py --cli "$KF" --task examples/tasks/$t --n 3 \
+          --out "$OUT/eval_overhead_${t}_$round.json"
+      done
+    done > "$OUT/eval_overhead_compare.txt" 2>&1
     ;;
   integrity)
     # Writes $OUT/integrity_cuda.txt; its exit status says whether every verdict was as expected.

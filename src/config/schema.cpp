@@ -349,6 +349,21 @@ std::vector<KeySpec> build_schema() {
           "`auto` does so where bwrap works, else warns once and keeps only the environment "
           "scrub and the limits; `none`: no sandbox, no warning.")
           .one_of({"auto", "bwrap", "none"}));
+  add(Row("eval_config.compute_sanitizer", Kind::kEnum, "auto",
+          "compute-sanitizer on a CUDA job's best kernel, once per kernel, before it is reported "
+          "as the new best (docs/security.md): `auto` runs it where the tool is found (on PATH "
+          "or under the CUDA root nvcc belongs to), else one note line at job start; `on` fails "
+          "at job start without the tool; `off` never runs it. A finding flags the kernel as "
+          "suspect (not counted as a win).")
+          .one_of({"auto", "on", "off"}));
+  add(Row("eval_config.sanitizer_tools", Kind::kStringOrList, "memcheck,racecheck",
+          "The compute-sanitizer tools of that pass, each a run of the kernel's correctness "
+          "shapes (one seed): memcheck, racecheck, initcheck, synccheck."));
+  add(Row("eval_config.sanitizer_timeout", Kind::kNumber, 1800,
+          "Seconds each compute-sanitizer tool may run (its own limit: sanitizers are 10-100x "
+          "slower than a test run); a pass that does not finish is noted, not held against the "
+          "kernel.")
+          .above(0));
   add(Row("eval_config.memory_limit_gib", Kind::kNumber, 8,
           "Most resident memory (GiB) of a build step's or run's whole process tree; a child "
           "over it is killed with the limit named. GPU memory is not counted. 0 = none.")

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arch/arch.h"
+#include "eval/sanitizer.h"
 #include "eval/verdict.h"
 #include "lang/lang.h"
 #include "proc/process.h"
@@ -51,6 +52,12 @@ struct EvalOptions {
   int max_processes = 256;                   // eval_config.max_processes (0 = none)
   double cpu_time_limit_s = 0;  // eval_config.cpu_time_limit; 0 = 4 x the step's timeout
   int build_parallel = 2;
+  // compute-sanitizer on a job's best CUDA kernel (eval/sanitizer.h, Evaluator::sanitize).
+  SanitizerMode compute_sanitizer = SanitizerMode::kAuto;  // eval_config.compute_sanitizer
+  std::vector<std::string> sanitizer_tools = {"memcheck", "racecheck"};  // ...sanitizer_tools
+  double sanitizer_timeout_s = 1800;  // per tool; eval_config.sanitizer_timeout
+  // The tool, resolved at job start by check_sanitizer(); empty = no pass.
+  std::filesystem::path sanitizer_path;
   std::filesystem::path cache_dir;  // build cache
   std::filesystem::path work_root;  // candidates' directories are made under here
   // Held around every test run when candidates are evaluated from several threads: builds go in
@@ -82,9 +89,11 @@ struct EvalResult {
   double build_s = 0, test_s = 0;             // wall time of the build and of the test child
   double screen_s = 0;                        // static screening of the candidate's objects
   double check_s = 0;                         // the checker child (also counted in test_s)
+  double sanitize_s = 0;                      // compute-sanitizer passes (Evaluator::sanitize)
   double correctness_s = 0, benchmark_s = 0;  // phases as the harness measured them
   int build_steps_run = 0, build_steps_cached = 0;
-  std::filesystem::path dir;  // the candidate's directory (sources, result file, eval log)
+  std::filesystem::path dir;     // the candidate's directory (sources, result file, eval log)
+  std::filesystem::path binary;  // its task binary in the build cache (when it was built)
 
   bool suspect() const;
   nlohmann::json runtimes_json()
@@ -115,6 +124,13 @@ class Evaluator {
   // Runs the task's tests once, as a task author would (`kernelfoundry test`).
   EvalResult run_tests_once(bool reference_impl);
 
+  // The compute-sanitizer pass (evaluator_sanitize.cpp) on a correct CUDA candidate about to be
+  // reported as the job's best: each of options.sanitizer_tools around its binary, in its run
+  // sandbox. Findings become a suspect flag (the kernel is then not counted as a win), the
+  // reason, fitness and eval log are updated and sanitize_s is set. Once per binary: a kernel
+  // seen before gets the earlier outcome. Does nothing without options.sanitizer_path.
+  void sanitize(EvalResult& result);
+
  private:
   // kTest: the package as one binary, as its author runs it. kReference: the whole package, run
   // with --ref, writing the expected outputs of the job. kCandidate: the package without the
@@ -144,6 +160,20 @@ class Evaluator {
   void remeasure_if_suspect(EvalResult& result, const std::filesystem::path& binary,
                             const std::filesystem::path& src_dir,
                             const std::filesystem::path& work_dir);
+  // The job's judge (the reference binary with --serve) checks `dump_dir`, writing its report to
+  // `out_file`; false when it cannot (not started, failed: the caller then runs a one-shot
+  // checker child). Started after the reference passed and kept for the job.
+  bool check_with_judge(const std::filesystem::path& dump_dir,
+                        const std::filesystem::path& out_file, const std::string& phase,
+                        ProcessResult* proc);
+  bool start_judge();
+  // The spec of a run of a task binary (sandboxed), as run_harness runs it.
+  ProcessSpec harness_spec(const std::filesystem::path& binary,
+                           const std::filesystem::path& src_dir,
+                           const std::filesystem::path& work_dir, bool reference_impl,
+                           const std::string& phase, const std::filesystem::path& out_file,
+                           std::vector<std::string> extra_args = {},
+                           const std::vector<std::filesystem::path>& read_only = {});
   ProcessResult run_harness(const std::filesystem::path& binary,
                             const std::filesystem::path& src_dir,
                             const std::filesystem::path& work_dir, bool reference_impl,
@@ -166,6 +196,18 @@ class Evaluator {
   std::vector<std::filesystem::path> libraries_;
   std::string extra_shapes_json_;           // hidden correctness shapes, "" = none
   std::filesystem::path judge_pocl_cache_;  // PoCL's kernel cache of the reference binary's runs
+  // The running judge (check_with_judge); after 3 failures the job uses one-shot checkers.
+  std::mutex judge_mutex_;
+  std::unique_ptr<ServiceProcess> judge_;
+  int judge_failures_ = 0;
+  // sanitize(): the flags and log lines found per binary (cache file name), so a kernel is
+  // checked once.
+  struct SanitizeOutcome {
+    nlohmann::json flags = nlohmann::json::array();
+    std::vector<std::string> log_lines;
+  };
+  std::mutex sanitize_mutex_;
+  std::map<std::string, SanitizeOutcome> sanitized_;
 };
 
 }  // namespace kf

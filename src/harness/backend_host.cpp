@@ -33,6 +33,31 @@ std::string cpu_model_name() {
   return "host CPU";
 }
 
+// `count` elements of `size` bytes from src + k * src_pitch to dst + k * dst_pitch; the common
+// sizes as fixed-size copies, so the loop is a load and a store per element.
+template <std::size_t N>
+void copy_elements(char* dst, std::size_t dst_pitch, const char* src, std::size_t src_pitch,
+                   std::size_t count) {
+  for (std::size_t k = 0; k < count; ++k) std::memcpy(dst + k * dst_pitch, src + k * src_pitch, N);
+}
+
+void strided_copy(char* dst, std::size_t dst_pitch, const char* src, std::size_t src_pitch,
+                  std::size_t size, std::size_t count) {
+  switch (size) {
+    case 1:
+      return copy_elements<1>(dst, dst_pitch, src, src_pitch, count);
+    case 2:
+      return copy_elements<2>(dst, dst_pitch, src, src_pitch, count);
+    case 4:
+      return copy_elements<4>(dst, dst_pitch, src, src_pitch, count);
+    case 8:
+      return copy_elements<8>(dst, dst_pitch, src, src_pitch, count);
+    default:
+      for (std::size_t k = 0; k < count; ++k)
+        std::memcpy(dst + k * dst_pitch, src + k * src_pitch, size);
+  }
+}
+
 class HostDevice : public Device {
  public:
   Backend backend() const override { return Backend::Host; }
@@ -80,6 +105,16 @@ class HostDevice : public Device {
   }
   void download(void* mem, std::size_t offset, void* dst, std::size_t bytes) override {
     std::memcpy(dst, static_cast<const char*>(mem) + offset, bytes);
+  }
+  void upload_strided(void* mem, std::size_t offset, std::size_t pitch, const void* src,
+                      std::size_t elem_bytes, std::size_t count) override {
+    strided_copy(static_cast<char*>(mem) + offset, pitch, static_cast<const char*>(src), elem_bytes,
+                 elem_bytes, count);
+  }
+  void download_strided(void* mem, std::size_t offset, std::size_t pitch, void* dst,
+                        std::size_t elem_bytes, std::size_t count) override {
+    strided_copy(static_cast<char*>(dst), elem_bytes, static_cast<const char*>(mem) + offset, pitch,
+                 elem_bytes, count);
   }
   void fill(void* mem, std::size_t offset, const void* pattern, std::size_t pattern_bytes,
             std::size_t bytes) override {

@@ -55,6 +55,26 @@ class OpenCLDevice : public Device {
     KF_CL_CHECK(clEnqueueReadBuffer(runtime_.queue(), static_cast<cl_mem>(mem), CL_TRUE, offset,
                                     bytes, dst, 0, nullptr, nullptr));
   }
+  // Rectangular copies: each element is one "row" of elem_bytes, rows `pitch` apart in the
+  // buffer and packed on the host.
+  void upload_strided(void* mem, std::size_t offset, std::size_t pitch, const void* src,
+                      std::size_t elem_bytes, std::size_t count) override {
+    if (count == 0) return;
+    const std::size_t origin[3] = {offset, 0, 0}, host_origin[3] = {0, 0, 0};
+    const std::size_t region[3] = {elem_bytes, count, 1};
+    KF_CL_CHECK(clEnqueueWriteBufferRect(runtime_.queue(), static_cast<cl_mem>(mem), CL_TRUE,
+                                         origin, host_origin, region, pitch, 0, elem_bytes, 0, src,
+                                         0, nullptr, nullptr));
+  }
+  void download_strided(void* mem, std::size_t offset, std::size_t pitch, void* dst,
+                        std::size_t elem_bytes, std::size_t count) override {
+    if (count == 0) return;
+    const std::size_t origin[3] = {offset, 0, 0}, host_origin[3] = {0, 0, 0};
+    const std::size_t region[3] = {elem_bytes, count, 1};
+    KF_CL_CHECK(clEnqueueReadBufferRect(runtime_.queue(), static_cast<cl_mem>(mem), CL_TRUE, origin,
+                                        host_origin, region, pitch, 0, elem_bytes, 0, dst, 0,
+                                        nullptr, nullptr));
+  }
   void fill(void* mem, std::size_t offset, const void* pattern, std::size_t pattern_bytes,
             std::size_t bytes) override {
     if (bytes == 0) return;

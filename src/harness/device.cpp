@@ -20,6 +20,20 @@ std::unique_ptr<Device> make_device(Backend backend, const DeviceOptions& option
   throw Error("unknown backend");
 }
 
+void Device::upload_strided(void* mem, std::size_t offset, std::size_t pitch, const void* src,
+                            std::size_t elem_bytes, std::size_t count) {
+  const char* from = static_cast<const char*>(src);
+  for (std::size_t k = 0; k < count; ++k)
+    upload(mem, offset + k * pitch, from + k * elem_bytes, elem_bytes);
+}
+
+void Device::download_strided(void* mem, std::size_t offset, std::size_t pitch, void* dst,
+                              std::size_t elem_bytes, std::size_t count) {
+  char* to = static_cast<char*>(dst);
+  for (std::size_t k = 0; k < count; ++k)
+    download(mem, offset + k * pitch, to + k * elem_bytes, elem_bytes);
+}
+
 std::size_t host_flush_bytes() {
   std::size_t bytes = std::size_t(64) << 20;
 #ifdef _SC_LEVEL3_CACHE_SIZE

@@ -37,6 +37,14 @@ class Device {
   virtual const void* host_view(void* mem) const { return nullptr; }
   virtual void upload(void* mem, std::size_t offset, const void* src, std::size_t bytes) = 0;
   virtual void download(void* mem, std::size_t offset, void* dst, std::size_t bytes) = 0;
+  // Strided copies: `count` elements of `elem_bytes` each, at mem + offset + k * pitch (k <
+  // count), from or to `count` packed elements on the host. One device call where the API has a
+  // rectangular copy (the perturbation before every timed call writes one element in ~46).
+  // The default (device.cpp) copies element by element.
+  virtual void upload_strided(void* mem, std::size_t offset, std::size_t pitch, const void* src,
+                              std::size_t elem_bytes, std::size_t count);
+  virtual void download_strided(void* mem, std::size_t offset, std::size_t pitch, void* dst,
+                                std::size_t elem_bytes, std::size_t count);
   // Repeats `pattern` (pattern_bytes divides bytes and offset) over [offset, offset + bytes).
   virtual void fill(void* mem, std::size_t offset, const void* pattern, std::size_t pattern_bytes,
                     std::size_t bytes) = 0;

@@ -1,7 +1,9 @@
 // Output sets on disk: raw element files and a JSON manifest (see dump.h).
 #include "harness/dump.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -10,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/parallel.h"
 #include "harness/report.h"
 
 namespace kernelfoundry {
@@ -19,6 +22,39 @@ using Json = nlohmann::json;
 
 // Far above any real task's outputs; a forged manifest cannot make the checker read more.
 constexpr long kMaxEntries = 100000;
+// Far above any real task's inputs (one perturbation per input).
+constexpr std::size_t kMaxPerturbations = 256;
+
+// A non-negative integer field of a perturbation; anything else (a float, a string, a negative
+// or huge number) is malformed.
+long count_field(const Json& p, const char* key) {
+  constexpr std::uint64_t kMax = std::uint64_t(1) << 40;
+  const Json& v = p.at(key);
+  bool ok = v.is_number_unsigned() ||
+            (v.is_number_integer() && v.get<std::int64_t>() >= 0);  // JSON reads >= 0 unsigned
+  if (!ok || v.get<std::uint64_t>() > kMax)
+    throw std::runtime_error(std::string("perturbation '") + key +
+                             "' is not an integer in [0, 2^40]");
+  return long(v.get<std::uint64_t>());
+}
+
+Perturbation perturbation_from_json(const Json& p) {
+  if (!p.is_object() || p.size() != 5) throw std::runtime_error("bad perturbation");
+  Perturbation out;
+  long input = count_field(p, "input");
+  if (input > 65535) throw std::runtime_error("perturbation 'input' is out of range");
+  out.input = int(input);
+  out.offset = count_field(p, "offset");
+  out.stride = count_field(p, "stride");
+  out.count = count_field(p, "count");
+  const Json& seed = p.at("seed");
+  std::vector<unsigned char> bytes;
+  if (!seed.is_string() || seed.get<std::string>().size() != 16 ||
+      !from_hex(seed.get<std::string>(), &bytes))
+    throw std::runtime_error("perturbation 'seed' is not 16 hex digits");
+  for (unsigned char b : bytes) out.seed = (out.seed << 8) | b;
+  return out;
+}
 
 bool write_file(const std::string& path, const void* data, std::size_t bytes, std::string* err) {
   std::string tmp = path + ".tmp";
@@ -40,7 +76,15 @@ Json entry_json(const DumpEntry& e) {
   Json dims = Json::array();
   for (const auto& [name, value] : e.shape.dims()) dims.push_back({name, value});
   Json perturb = Json::array();
-  for (const Perturbation& p : e.perturb) perturb.push_back({p.input, p.index, p.hex});
+  for (const Perturbation& p : e.perturb) {
+    unsigned char seed[8];
+    for (int i = 0; i < 8; ++i) seed[i] = static_cast<unsigned char>(p.seed >> (56 - 8 * i));
+    perturb.push_back({{"input", p.input},
+                       {"offset", p.offset},
+                       {"stride", p.stride},
+                       {"count", p.count},
+                       {"seed", to_hex(seed, 8)}});
+  }
   Json outputs = Json::array();
   for (const DumpedOutput& o : e.outputs) {
     outputs.push_back({{"name", o.name},
@@ -140,8 +184,10 @@ bool read_dump(const std::string& dir, std::vector<DumpEntry>* entries, std::str
       d.seed = e.at("seed").get<int>();
       d.call = e.at("call").get<int>();
       d.variant = e.at("variant").get<int>();
-      for (const Json& p : e.at("perturb"))
-        d.perturb.push_back({p.at(0).get<int>(), p.at(1).get<long>(), p.at(2).get<std::string>()});
+      const Json& perturb = e.at("perturb");
+      if (!perturb.is_array() || perturb.size() > kMaxPerturbations)
+        throw std::runtime_error("bad perturbation list");
+      for (const Json& p : perturb) d.perturb.push_back(perturbation_from_json(p));
       for (const Json& o : e.at("outputs")) {
         DumpedOutput out;
         out.name = o.at("name").get<std::string>();
@@ -169,16 +215,36 @@ bool read_dumped(const std::string& dir, const DumpedOutput& output,
                  std::vector<unsigned char>* bytes, std::string* err) {
   std::string path = dir + "/" + output.file;
   std::size_t want = std::size_t(output.count) * dtype_size(output.dtype);
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     *err = "output '" + output.name + "' is missing (" + path + ")";
     return false;
   }
-  bytes->resize(want);
-  std::size_t got = want == 0 ? 0 : std::fread(bytes->data(), 1, want, f);
-  bool longer = std::fgetc(f) != EOF;
-  std::fclose(f);
-  if (got != want || longer) {
+  struct stat st {};
+  bool sized = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && std::size_t(st.st_size) == want;
+  // Large outputs are read in chunks on several threads (from the page cache: the candidate's
+  // run has just written them), into a buffer the caller reuses.
+  bool read_all = sized;
+  if (sized) {
+    bytes->resize(want);
+    constexpr long kChunk = 8L << 20;
+    std::vector<char> ok(std::size_t((long(want) + kChunk - 1) / kChunk), 1);
+    parallel_chunks(long(want), kChunk, [&](long chunk, long begin, long end) {
+      std::size_t done = 0, size = std::size_t(end - begin);
+      while (done < size) {
+        ssize_t n = ::pread(fd, bytes->data() + begin + done, size - done, off_t(begin + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          ok[std::size_t(chunk)] = 0;
+          return;
+        }
+        done += std::size_t(n);
+      }
+    });
+    for (char c : ok) read_all = read_all && c;
+  }
+  ::close(fd);
+  if (!read_all) {
     *err = "output '" + output.name + "' holds a different number of bytes than its " +
            std::to_string(output.count) + " elements need";
     return false;

@@ -3,6 +3,7 @@
 // comparison that decides correctness runs in a process that holds no candidate code.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,11 +20,15 @@ struct DumpedOutput {
   std::string file;  // relative to the dump folder
 };
 
-// One input element the candidate child changed before a timed call (raw bytes, hex).
+// What the candidate child changed in one input before a timed call: the elements offset +
+// k * stride (k < count) got the values fill_values(count, the input's distribution, seed). The
+// checker regenerates the values from the seed, so the manifest stays small.
 struct Perturbation {
   int input = 0;
-  long index = 0;
-  std::string hex;
+  long offset = 0;
+  long stride = 0;
+  long count = 0;
+  std::uint64_t seed = 0;
 };
 
 struct DumpEntry {

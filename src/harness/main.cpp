@@ -1,16 +1,21 @@
 // kf::main: parses the protocol's command line, opens the device, runs the phases and writes the
 // result. Everything is caught here: a candidate's failure is reported, never an abort.
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "harness/case_state.h"
 #include "harness/crash.h"
+#include "harness/judge_cache.h"
 #include "harness/options.h"
 #include "harness/report.h"
 #include "harness/runner.h"
@@ -145,6 +150,90 @@ void save(const Options& o, const Report& r) {
   std::_Exit(kExitCannotWriteResult);
 }
 
+// The reason line of a checker's report that passed.
+void set_check_reason(Report& report) {
+  if (report.failed()) return;
+  std::size_t correctness = 0, timed = 0;
+  for (const CaseRecord& c : report.cases) (c.phase == "correctness" ? correctness : timed)++;
+  report.reason = "all " + std::to_string(correctness) + " correctness checks passed";
+  if (timed > 0) report.reason += ", and " + std::to_string(timed) + " checks of timed calls";
+}
+
+// --serve's default cache: a quarter of the machine's memory, at most 4 GiB.
+double default_cache_mib() {
+  long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  double quarter = pages > 0 && page > 0 ? double(pages) * double(page) / 4 / (1 << 20) : 0;
+  return std::min(4096.0, quarter);
+}
+
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> fields;
+  std::size_t from = 0;
+  while (true) {
+    std::size_t tab = line.find('\t', from);
+    fields.push_back(line.substr(from, tab == std::string::npos ? std::string::npos : tab - from));
+    if (tab == std::string::npos) return fields;
+    from = tab + 1;
+  }
+}
+
+// --serve: the judge of a whole job. "warm<TAB>NONCE" fills the cache. Then one request per line,
+// "check<TAB>NONCE<TAB>PHASE<TAB>DUMP_DIR<TAB>OUT_FILE": the outputs in DUMP_DIR are checked as
+// --check would, the report written to OUT_FILE, then "kf-judge-done NONCE EXIT_CODE" said. The
+// nonce comes from the evaluator, so no line a check prints (they may quote the candidate's
+// output names) can pass for the end of an answer. Ends at the end of stdin.
+int serve_checks(Problem& problem, const Suite& suite, const Options& options, RunContext& ctx,
+                 const std::vector<Shape>& hidden, const Report& base) {
+  double budget_mib = options.cache_mib >= 0 ? options.cache_mib : default_cache_mib();
+  JudgeCache cache(budget_mib * double(1 << 20));
+  say("serving checks (keeping up to " + std::to_string(long(budget_mib)) +
+      " MiB of the reference's outputs and inputs)");
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::vector<std::string> f = split_tabs(line);
+    if (f.size() == 2 && f[0] == "warm") {
+      Report report = base;
+      Runner runner(problem, suite, options, ctx, report);
+      runner.set_judge_cache(&cache);
+      try {
+        runner.warm_judge();
+      } catch (const std::exception& e) {
+        report.fail(Status::Error, std::string("harness error: ") + e.what(), "judge");
+      }
+      if (report.failed()) say("kernelfoundry harness: " + report.reason);
+      say("kf-judge-done " + f[1] + " " + std::to_string(exit_code(report.status)));
+      continue;
+    }
+    if (f.size() != 5 || f[0] != "check") {
+      say("kernelfoundry harness: --serve: ignored a request that is not "
+          "'check<TAB>NONCE<TAB>PHASE<TAB>DUMP_DIR<TAB>OUT_FILE'");
+      continue;
+    }
+    Report report = base;
+    report.impl = "checker";
+    Options o = options;
+    o.serve = false;
+    o.phase = f[2] == "correctness" ? Phase::Correctness
+              : f[2] == "benchmark" ? Phase::Benchmark
+                                    : Phase::All;
+    o.check_dir = f[3];
+    o.out = f[4];
+    Runner runner(problem, suite, o, ctx, report);
+    runner.set_hidden_shapes(hidden);
+    runner.set_judge_cache(&cache);
+    try {
+      runner.check();
+    } catch (const std::exception& e) {
+      report.fail(Status::Error, std::string("harness error: ") + e.what(), "judge");
+    }
+    set_check_reason(report);
+    report.finished = true;
+    save(o, report);
+    say("kf-judge-done " + f[1] + " " + std::to_string(exit_code(report.status)));
+  }
+  return 0;
+}
+
 int run_protocol(const std::vector<std::string>& args, Problem& problem, const Suite& suite,
                  Report& report, Options& options) {
   std::string err;
@@ -218,15 +307,11 @@ int run_protocol(const std::vector<std::string>& args, Problem& problem, const S
 
   Runner runner(problem, suite, options, ctx, report);
   runner.set_hidden_shapes(hidden);
+  if (options.serve) return serve_checks(problem, suite, options, ctx, hidden, report);
   if (!options.check_dir.empty()) {
     report.impl = "checker";
     runner.check();
-    if (!report.failed()) {
-      std::size_t correctness = 0, timed = 0;
-      for (const CaseRecord& c : report.cases) (c.phase == "correctness" ? correctness : timed)++;
-      report.reason = "all " + std::to_string(correctness) + " correctness checks passed";
-      if (timed > 0) report.reason += ", and " + std::to_string(timed) + " checks of timed calls";
-    }
+    set_check_reason(report);
     return exit_code(report.status);
   }
   if (options.phase != Phase::Benchmark) {
@@ -273,7 +358,7 @@ int main(int argc, char** argv, Problem& problem, const Suite& suite) {
     report.fail(Status::Error, "harness error: unknown exception", "internal");
     code = 2;
   }
-  if (options.help || options.list) return code;
+  if (options.help || options.list || options.serve) return code;
   report.finished = true;
   save(options, report);
   for (const Flag& f : report.flags) {

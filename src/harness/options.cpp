@@ -9,7 +9,7 @@ namespace kernelfoundry {
 namespace {
 
 const std::vector<std::string>& flag_names() {
-  static const std::vector<std::string> names = {"--ref", "--warm", "--list", "--help"};
+  static const std::vector<std::string> names = {"--ref", "--warm", "--list", "--help", "--serve"};
   return names;
 }
 
@@ -18,7 +18,8 @@ const std::vector<std::string>& value_names() {
       "--phase",           "--seeds",       "--large-shape-mib", "--out",         "--params",
       "--template-params", "--kernel-dir",  "--noise",           "--min-samples", "--max-samples",
       "--time-budget",     "--warmup-time", "--warmup-iters",    "--peak-gbps",   "--shape",
-      "--expected-out",    "--dump-dir",    "--check",           "--expected",    "--extra-shapes"};
+      "--expected-out",    "--dump-dir",    "--check",           "--expected",    "--extra-shapes",
+      "--cache-mib"};
   return names;
 }
 
@@ -126,6 +127,7 @@ bool apply_value(const std::string& key, const std::string& value, Options* o, s
   if (key == "--check") return set_string(key, value, &o->check_dir, err);
   if (key == "--expected") return set_string(key, value, &o->expected_dir, err);
   if (key == "--extra-shapes") return set_string(key, value, &o->extra_shapes, err);
+  if (key == "--cache-mib") return parse_double(key, value, 0, &o->cache_mib, err);
   *err = "internal: unhandled option " + key;
   return false;
 }
@@ -168,6 +170,7 @@ bool parse_options(const std::vector<std::string>& args, Options* out, std::stri
       if (key == "--warm") o.warm = true;
       if (key == "--list") o.list = true;
       if (key == "--help") o.help = true;
+      if (key == "--serve") o.serve = true;
       continue;
     }
     if (std::find(values.begin(), values.end(), key) != values.end()) {
@@ -192,9 +195,9 @@ bool parse_options(const std::vector<std::string>& args, Options* out, std::stri
            std::to_string(o.max_samples) + ")";
     return false;
   }
-  int modes = !o.expected_out.empty() + !o.dump_dir.empty() + !o.check_dir.empty();
+  int modes = !o.expected_out.empty() + !o.dump_dir.empty() + !o.check_dir.empty() + o.serve;
   if (modes > 1) {
-    *err = "--expected-out, --dump-dir and --check are separate modes; give one";
+    *err = "--expected-out, --dump-dir, --check and --serve are separate modes; give one";
     return false;
   }
   if (!o.expected_out.empty() && !o.ref) {
@@ -207,6 +210,10 @@ bool parse_options(const std::vector<std::string>& args, Options* out, std::stri
   }
   if (!o.check_dir.empty() && o.expected_dir.empty()) {
     *err = "--check DIR needs --expected DIR (the reference's outputs)";
+    return false;
+  }
+  if (o.serve && (o.expected_dir.empty() || !o.ref)) {
+    *err = "--serve judges candidates' outputs: it needs --ref and --expected DIR";
     return false;
   }
   if (!(o.noise > 0)) {
@@ -245,6 +252,12 @@ std::string usage_text(const std::string& program) {
          "                        values: the checker gives it)\n"
          "  --check DIR --expected DIR2  compare a candidate's outputs in DIR with DIR2, running\n"
          "                        the reference for the timed calls it checks\n"
+         "  --ref --serve --expected DIR  the same for many candidates: one request per line on\n"
+         "                        stdin, 'check NONCE PHASE DUMP_DIR OUT_FILE'; each answered by\n"
+         "                        the line 'kf-judge-done NONCE EXIT_CODE' after OUT_FILE is "
+         "written\n"
+         "  --cache-mib M         --serve keeps up to M MiB of the reference's outputs and inputs\n"
+         "                        (default: a quarter of the memory, at most 4096)\n"
          "exit codes: 0 pass, 1 wrong values / shape mismatch, 2 runtime error\n";
 }
 

@@ -36,6 +36,11 @@ struct Options {
   std::string dump_dir;
   std::string check_dir;
   std::string expected_dir;
+  // The judge of a whole job (--serve): checks requested on stdin one per line, against
+  // expected_dir, with the reference's outputs and inputs kept in memory up to cache_mib
+  // (< 0: a quarter of the machine's memory, at most 4 GiB).
+  bool serve = false;
+  double cache_mib = -1;
   std::string extra_shapes;  // JSON list of hidden correctness shapes ([{"dims": {...}}, ...])
   bool list = false;
   bool help = false;

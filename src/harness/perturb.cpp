@@ -1,19 +1,92 @@
-// Perturbed inputs for timed calls (see perturb.h).
+// Perturbed inputs for timed calls: strided fresh values, saved and restored (see perturb.h).
 #include "harness/perturb.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "harness/fill.h"
 
 namespace kernelfoundry {
 namespace {
 
-// Elements each drawn input gets new values at before every timed call.
-constexpr int kPerturbedElements = 4;
+constexpr long kStrides[] = {31, 37, 41, 43, 47, 53, 59, 61};
+
+// Swaps `count` elements of N bytes at mem + k * pitch with the packed `values`.
+template <std::size_t N>
+void swap_elements(unsigned char* mem, std::size_t pitch, unsigned char* values, long count) {
+  unsigned char held[N];
+  for (long k = 0; k < count; ++k) {
+    unsigned char* at = mem + std::size_t(k) * pitch;
+    unsigned char* v = values + std::size_t(k) * N;
+    std::memcpy(held, at, N);
+    std::memcpy(at, v, N);
+    std::memcpy(v, held, N);
+  }
+}
+
+// Writes the values of `p` into input `p.input`, saving what they replace in `undo`. Host memory
+// is swapped in one pass (each touched cache line once); device memory takes a strided read
+// and a strided write.
+void write_perturbation(CaseState& cs, const Perturbation& p, PerturbUndo* undo) {
+  Buffer& b = *cs.inputs[std::size_t(p.input)];
+  Device& device = BufferAccess::device(b);
+  std::size_t size = dtype_size(b.dtype());
+  std::size_t offset = std::size_t(p.offset) * size, pitch = std::size_t(p.stride) * size;
+  std::vector<unsigned char> values(std::size_t(p.count) * size);
+  fill_values(values.data(), b.dtype(), p.count, cs.input_dists[std::size_t(p.input)], p.seed);
+  if (const void* view = device.host_view(b.handle())) {
+    unsigned char* mem = static_cast<unsigned char*>(const_cast<void*>(view)) + offset;
+    switch (size) {
+      case 1:
+        swap_elements<1>(mem, pitch, values.data(), p.count);
+        break;
+      case 2:
+        swap_elements<2>(mem, pitch, values.data(), p.count);
+        break;
+      case 4:
+        swap_elements<4>(mem, pitch, values.data(), p.count);
+        break;
+      default:
+        swap_elements<8>(mem, pitch, values.data(), p.count);
+        break;
+    }
+    undo->saved.emplace_back(p, std::move(values));  // now the original bytes
+    return;
+  }
+  std::vector<unsigned char> before(values.size());
+  device.download_strided(b.handle(), offset, pitch, before.data(), size, std::size_t(p.count));
+  device.upload_strided(b.handle(), offset, pitch, values.data(), size, std::size_t(p.count));
+  undo->saved.emplace_back(p, std::move(before));
+}
 
 }  // namespace
 
+bool is_perturb_stride(long stride) {
+  for (long s : kStrides)
+    if (s == stride) return true;
+  return false;
+}
+
+long perturbed_count(long elements, long offset, long stride) {
+  if (stride <= 0 || offset < 0 || offset >= elements) return 0;
+  return (elements - offset + stride - 1) / stride;
+}
+
+bool perturbable(const CaseState& cs, std::size_t i) {
+  return i < cs.inputs.size() && cs.input_drawn[i] &&
+         cs.input_dists[i].kind != Distribution::Kind::Constant && cs.inputs[i]->count() > 0;
+}
+
 void restore_inputs(CaseState& cs, PerturbUndo* undo) {
+  // Newest first, so overlapping entries end with the oldest (original) bytes.
   for (auto it = undo->saved.rbegin(); it != undo->saved.rend(); ++it) {
-    Buffer& b = *cs.inputs[std::size_t(it->first.input)];
+    const Perturbation& p = it->first;
+    Buffer& b = *cs.inputs[std::size_t(p.input)];
     std::size_t size = dtype_size(b.dtype());
-    b.write_bytes(it->second.data(), size, std::size_t(it->first.index) * size);
+    BufferAccess::device(b).upload_strided(b.handle(), std::size_t(p.offset) * size,
+                                           std::size_t(p.stride) * size, it->second.data(), size,
+                                           std::size_t(p.count));
   }
   undo->saved.clear();
 }
@@ -22,53 +95,72 @@ std::vector<Perturbation> perturb_inputs(CaseState& cs, std::mt19937_64& rng, Pe
   restore_inputs(cs, undo);
   std::vector<Perturbation> out;
   for (std::size_t i = 0; i < cs.inputs.size(); ++i) {
-    Buffer& b = *cs.inputs[i];
-    if (!cs.input_drawn[i] || b.count() == 0) continue;
-    std::size_t size = dtype_size(b.dtype());
-    for (int n = 0; n < kPerturbedElements; ++n) {
-      long index = long(rng() % std::uint64_t(b.count()));
-      std::vector<unsigned char> before(size), after(size);
-      b.read_bytes(before.data(), size, std::size_t(index) * size);
-      // A value that differs from the one there (a few tries: small integer ranges repeat).
-      for (int attempt = 0; attempt < 8; ++attempt) {
-        fill_values(after.data(), b.dtype(), 1, cs.input_dists[i], rng());
-        if (after != before) break;
-      }
-      if (after == before) continue;
-      Perturbation p{int(i), index, to_hex(after.data(), size)};
-      b.write_bytes(after.data(), size, std::size_t(index) * size);
-      undo->saved.push_back({p, before});
-      out.push_back(std::move(p));
-    }
+    if (!perturbable(cs, i)) continue;
+    long n = cs.inputs[i]->count();
+    Perturbation p;
+    p.input = int(i);
+    p.stride = kStrides[rng() % (sizeof kStrides / sizeof kStrides[0])];
+    p.offset = long(rng() % std::uint64_t(std::min(p.stride, n)));
+    p.count = perturbed_count(n, p.offset, p.stride);
+    p.seed = rng();
+    write_perturbation(cs, p, undo);
+    out.push_back(p);
   }
   return out;
 }
 
 std::size_t max_perturbation_size(const CaseState& cs) {
-  return std::size_t(kPerturbedElements) * cs.inputs.size();
+  return cs.inputs.size();
 }
 
 bool apply_perturbation(CaseState& cs, const std::vector<Perturbation>& perturb, PerturbUndo* undo,
                         std::string* err) {
+  if (perturb.empty()) return true;
   if (perturb.size() > max_perturbation_size(cs)) {
-    *err = "the handed-over perturbation lists more elements than the harness changes";
+    *err = "the handed-over perturbation lists " + std::to_string(perturb.size()) +
+           " inputs; the task has " + std::to_string(cs.inputs.size());
     return false;
   }
+  // Every entry is checked before anything is written.
+  std::set<int> seen;
   for (const Perturbation& p : perturb) {
-    std::vector<unsigned char> bytes;
-    bool ok = p.input >= 0 && std::size_t(p.input) < cs.inputs.size() &&
-              cs.input_drawn[std::size_t(p.input)] && from_hex(p.hex, &bytes);
-    Buffer* b = ok ? cs.inputs[std::size_t(p.input)].get() : nullptr;
-    ok = ok && p.index >= 0 && p.index < b->count() && bytes.size() == dtype_size(b->dtype());
-    if (!ok) {
-      *err = "the handed-over perturbation is malformed";
+    std::string what = "the handed-over perturbation of input " + std::to_string(p.input);
+    if (p.input < 0 || !perturbable(cs, std::size_t(p.input))) {
+      *err = what + " names an input the harness does not perturb";
       return false;
     }
-    std::vector<unsigned char> before(bytes.size());
-    b->read_bytes(before.data(), before.size(), std::size_t(p.index) * bytes.size());
-    b->write_bytes(bytes.data(), bytes.size(), std::size_t(p.index) * bytes.size());
-    undo->saved.push_back({p, std::move(before)});
+    const Buffer& b = *cs.inputs[std::size_t(p.input)];
+    what = "the handed-over perturbation of input '" + b.name() + "'";
+    if (!seen.insert(p.input).second) {
+      *err = what + " is listed twice";
+      return false;
+    }
+    if (!is_perturb_stride(p.stride)) {
+      *err = what + " has stride " + std::to_string(p.stride) +
+             ", not one the harness uses (a prime in [" + std::to_string(kMinPerturbStride) + ", " +
+             std::to_string(kMaxPerturbStride) + "])";
+      return false;
+    }
+    if (p.offset < 0 || p.offset >= std::min(p.stride, b.count())) {
+      *err = what + " has offset " + std::to_string(p.offset) + ", not in [0, " +
+             std::to_string(std::min(p.stride, b.count())) + ")";
+      return false;
+    }
+    long want = perturbed_count(b.count(), p.offset, p.stride);
+    if (p.count != want) {
+      *err = what + " changes " + std::to_string(p.count) + " elements; its stride and offset " +
+             "reach " + std::to_string(want) + " of its " + std::to_string(b.count());
+      return false;
+    }
   }
+  for (std::size_t i = 0; i < cs.inputs.size(); ++i) {
+    if (perturbable(cs, i) && !seen.count(int(i))) {
+      *err = "the handed-over perturbation leaves input '" + cs.inputs[i]->name() +
+             "' unchanged; the harness changes every input drawn from a distribution";
+      return false;
+    }
+  }
+  for (const Perturbation& p : perturb) write_perturbation(cs, p, undo);
   return true;
 }
 

@@ -1,8 +1,10 @@
 // Inputs that change between timed calls (the split judge's candidate child) and the same change
-// re-applied by the checker, so a memo keyed on the inputs never hits and the checker compares
-// the picked timed call against the reference on exactly the inputs that call saw.
+// re-applied by the checker, so a memo keyed on the inputs never hits, an incremental memo (diff
+// against a private copy, recompute what changed) must redo nearly all the work, and the checker
+// compares the picked timed call against the reference on exactly the inputs that call saw.
 #pragma once
 
+#include <cstdint>
 #include <random>
 #include <string>
 #include <utility>
@@ -13,22 +15,40 @@
 
 namespace kernelfoundry {
 
+// Before every timed call each perturbed input gets new values at the elements offset + k *
+// stride: stride a prime in [kMinPerturbStride, kMaxPerturbStride] (never a divisor of a
+// power-of-two row length, and below 64, so every 64 consecutive elements hold at least one new
+// value), offset in [0, stride). Both change every call.
+constexpr long kMinPerturbStride = 31;
+constexpr long kMaxPerturbStride = 61;
+bool is_perturb_stride(long stride);
+// The number of elements offset, offset + stride, ... below `elements`.
+long perturbed_count(long elements, long offset, long stride);
+// Whether the harness perturbs input `i` of `cs` (drawn from a non-constant distribution, not
+// empty).
+bool perturbable(const CaseState& cs, std::size_t i);
+
 // What a perturbation overwrote, so it can be put back (the inputs' checksums must hold after).
 struct PerturbUndo {
   std::vector<std::pair<Perturbation, std::vector<unsigned char>>> saved;  // original bytes
 };
 
-// Candidate side, before a timed call: restores what `undo` holds, then gives every drawn input
-// of `cs` new values at some elements (drawn from its own distribution). Returns what changed.
+// Candidate side, before a timed call: restores what `undo` holds, then gives every perturbable
+// input of `cs` new values (drawn from its own distribution with a seed from `rng`) at a new
+// strided set of elements. Three strided device copies per input: restore, save, write.
+// Returns what changed, one Perturbation per perturbed input.
 std::vector<Perturbation> perturb_inputs(CaseState& cs, std::mt19937_64& rng, PerturbUndo* undo);
 // Puts back what `undo` holds and empties it.
 void restore_inputs(CaseState& cs, PerturbUndo* undo);
 
 // Checker side: applies `perturb` (as handed over by the candidate's run, so untrusted) to the
-// inputs of `cs`, saving the overwritten bytes in `undo`. False with `err` when malformed.
+// inputs of `cs`, saving the overwritten bytes in `undo`. An empty list is no change (the call
+// after timing); otherwise it must be what perturb_inputs makes: every perturbable input exactly
+// once, a stride the harness uses, an offset below it, and the count that reaches the input's
+// end. False with `err` (nothing applied) when it is not.
 bool apply_perturbation(CaseState& cs, const std::vector<Perturbation>& perturb, PerturbUndo* undo,
                         std::string* err);
-// The most a handed-over perturbation may list for `cs` (a larger one is malformed).
+// The most entries a handed-over perturbation may list for `cs` (one per input).
 std::size_t max_perturbation_size(const CaseState& cs);
 
 }  // namespace kernelfoundry

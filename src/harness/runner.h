@@ -9,6 +9,7 @@
 
 #include "harness/case_state.h"
 #include "harness/dump.h"
+#include "harness/judge_cache.h"
 #include "harness/options.h"
 #include "harness/report.h"
 #include "kernelfoundry/harness.h"
@@ -31,9 +32,14 @@ class Runner {
   // --check: compares the candidate's outputs (options.check_dir) with the reference's
   // (options.expected_dir), running the reference for the timed calls the candidate dumped.
   void check();
+  // --serve, before the first check: fills the judge cache (stored outputs, the timed calls'
+  // inputs and the outputs after timing of every benchmark shape), so no candidate pays for it.
+  void warm_judge();
   // Hidden correctness shapes (--extra-shapes): checked like the listed ones; in the reference's
   // --expected-out run a hidden shape the reference cannot handle is left out with a note.
   void set_hidden_shapes(std::vector<Shape> shapes) { hidden_ = std::move(shapes); }
+  // --serve: what check() keeps from one candidate's check to the next (not owned).
+  void set_judge_cache(JudgeCache* cache) { cache_ = cache; }
 
  private:
   struct CallOutcome;
@@ -55,8 +61,22 @@ class Runner {
                     const std::vector<Perturbation>& perturb,
                     std::vector<std::vector<unsigned char>>* keep = nullptr,
                     std::vector<std::vector<unsigned char>>* host = nullptr);
-  bool check_entry(const DumpEntry& got, const DumpEntry* expected, const std::string& where,
-                   std::vector<std::vector<unsigned char>>* values);
+  // The checker's steps: the reference's stored outputs (into the cache where they fit), one
+  // entry's outputs read, the reference run on `cs` with its outputs copied to the host, and one
+  // handed-over output set compared (records a case per output; `actual` is a reused buffer).
+  bool load_expected(JudgeCache& cache);
+  bool read_expected(const DumpEntry& e, std::vector<ExpectedOutput>* want);
+  bool reference_outputs(CaseState& cs, std::vector<ExpectedOutput>* want);
+  // The reference's outputs for the call after timing on `shape` (kept in the cache where they
+  // fit, else in *computed); null on failure, recorded.
+  const std::vector<ExpectedOutput>* post_outputs(JudgeCache& cache, const Shape& shape,
+                                                  std::vector<ExpectedOutput>* computed);
+  // The case of the timed calls' seed on `shape`, kept in the cache where it fits (else owned by
+  // *owned); null on failure, recorded.
+  CaseState* timed_case(JudgeCache& cache, const Shape& shape, std::unique_ptr<CaseState>* owned);
+  bool compare_set(const DumpEntry& entry, const std::vector<ExpectedOutput>& want,
+                   const std::string& phase, int variant, const std::string& where,
+                   std::vector<unsigned char>* actual);
   // `bytes` receives the size of the case's buffers (inputs and both output sets).
   bool check_case(const Shape& shape, int seed, std::vector<OutputStats>* stats, double* bytes);
   bool benchmark_shape(const Shape& shape);
@@ -80,6 +100,7 @@ class Runner {
                            const std::vector<std::vector<unsigned char>>& second);
 
   std::vector<Shape> hidden_;
+  JudgeCache* cache_ = nullptr;
   std::unique_ptr<DumpWriter> dump_;
   std::mt19937_64 rng_{std::random_device{}()};
   Problem& problem_;

@@ -57,26 +57,6 @@ Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
-// Writes to the child's stdin without letting a closed pipe raise SIGPIPE in the whole
-// orchestrator: SIGPIPE is blocked in this thread for the write, and one it caused is consumed.
-ssize_t write_without_sigpipe(int fd, const char* data, size_t size) {
-  sigset_t pipe_set, old_mask, pending;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
-  sigpending(&pending);
-  bool was_pending = sigismember(&pending, SIGPIPE);
-  ssize_t n = ::write(fd, data, size);
-  int saved_errno = errno;
-  if (n < 0 && errno == EPIPE && !was_pending) {
-    timespec zero{0, 0};
-    sigtimedwait(&pipe_set, nullptr, &zero);
-  }
-  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-  errno = saved_errno;
-  return n;
-}
-
 // How often the watchdog looks at the process tree's memory and task count.
 constexpr auto kWatchInterval = std::chrono::milliseconds(50);
 

@@ -429,3 +429,70 @@ TEST(ProcessResult, DescribesEachOutcome) {
 
 }  // namespace
 }  // namespace kf
+
+namespace kf {
+namespace {
+
+// A line-by-line service: answers "got <line>" then "end <line>"; "die" exits 3; "slow" sleeps.
+ProcessSpec echo_service() {
+  return shell(
+      "while read -r line; do case \"$line\" in die) exit 3;; slow) sleep 30;; esac; "
+      "echo \"got $line\"; echo \"end $line\"; done");
+}
+
+TEST(ServiceProcess, AnswersRequestsInTurnUpToTheEndLine) {
+  PosixProcessRunner runner;
+  auto service = runner.start_service(echo_service());
+  ASSERT_TRUE(service) << service.message();
+  for (const char* word : {"one", "two"}) {
+    std::string output;
+    auto rest = (*service)->request(word, std::string("end "), 10, &output);
+    ASSERT_TRUE(rest) << rest.message();
+    EXPECT_EQ(*rest, word);
+    EXPECT_EQ(output, std::string("got ") + word + "\n");
+  }
+  EXPECT_TRUE((*service)->running());
+}
+
+TEST(ServiceProcess, AChildThatExitsIsAnErrorNamingHowItEnded) {
+  PosixProcessRunner runner;
+  auto service = runner.start_service(echo_service());
+  ASSERT_TRUE(service) << service.message();
+  auto rest = (*service)->request("die", "end ", 10, nullptr);
+  ASSERT_FALSE(rest);
+  EXPECT_NE(rest.message().find("exited"), std::string::npos) << rest.message();
+  EXPECT_NE(rest.message().find("exit code 3"), std::string::npos) << rest.message();
+  EXPECT_FALSE((*service)->running());
+  EXPECT_FALSE((*service)->request("one", "end ", 10, nullptr));
+}
+
+TEST(ServiceProcess, NoAnswerWithinTheTimeoutKillsTheWholeGroup) {
+  PosixProcessRunner runner;
+  auto service = runner.start_service(echo_service());
+  ASSERT_TRUE(service) << service.message();
+  auto start = std::chrono::steady_clock::now();
+  auto rest = (*service)->request("slow", "end ", 0.3, nullptr);
+  ASSERT_FALSE(rest);
+  EXPECT_NE(rest.message().find("no answer within"), std::string::npos) << rest.message();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5);
+  EXPECT_FALSE((*service)->running());
+}
+
+TEST(ServiceProcess, EndsWithItsOwnerAndTheFakeRunnerStartsNone) {
+  PosixProcessRunner runner;
+  pid_t pid = -1;
+  {
+    auto service = runner.start_service(shell("echo pid $$; echo \"end $$\"; exec sleep 60"));
+    ASSERT_TRUE(service) << service.message();
+    auto rest = (*service)->request("", "end ", 10, nullptr);
+    ASSERT_TRUE(rest) << rest.message();
+    pid = std::stoi(*rest);
+    EXPECT_TRUE(process_alive(pid));
+  }
+  EXPECT_FALSE(process_alive(pid));
+  FakeProcessRunner fake;
+  EXPECT_FALSE(fake.start_service(echo_service()));
+}
+
+}  // namespace
+}  // namespace kf

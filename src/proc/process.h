@@ -7,10 +7,13 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "util/status.h"
 
 namespace kf {
 
@@ -25,7 +28,8 @@ struct ProcessSpec {
   uint64_t memory_limit_bytes = 0;     // RLIMIT_AS, 0 = none
   uint64_t file_size_limit_bytes = 0;  // RLIMIT_FSIZE, 0 = none
   double cpu_limit_s = 0;              // RLIMIT_CPU, 0 = none
-  std::string stdin_data{};  // written to the child's stdin, then closed (empty => /dev/null)
+  std::string stdin_data{};   // written to the child's stdin, then closed (empty => /dev/null)
+  bool stdin_stream = false;  // start_service(): stdin stays a pipe the caller writes requests to
 
   // Limits on the child's whole process tree (every descendant; in a sandbox's PID namespace the
   // setsid()'d ones too), checked by a watchdog in the runner every 50 ms; 0 = none. The tree is
@@ -82,10 +86,27 @@ std::string describe_signal(int signal);
 // "8 GiB", "1.5 GiB", "512 MiB", "100 bytes": a limit as the user wrote it.
 std::string describe_size(uint64_t bytes);
 
+// A long-lived child spoken to line by line (the job's judge): requests written to its stdin,
+// answers read from its combined stdout and stderr up to a line the caller names. Not
+// thread-safe (callers serialise). The child is killed when this is destroyed.
+class ServiceProcess {
+ public:
+  virtual ~ServiceProcess() = default;
+  // Sends `request` and a newline, then reads until a line starting with `end_prefix`, whose rest
+  // is returned; the lines before it are appended to *output (up to the spec's output_cap). An
+  // error, with the child killed, when it exits, says nothing for `timeout_s`, or overflows.
+  virtual Result<std::string> request(const std::string& request, const std::string& end_prefix,
+                                      double timeout_s, std::string* output) = 0;
+  virtual bool running() const = 0;
+};
+
 class ProcessRunner {
  public:
   virtual ~ProcessRunner() = default;
   virtual ProcessResult run(const ProcessSpec& spec) = 0;
+  // Starts `spec` as a ServiceProcess (its wall-clock and inactivity limits and the watchdog do
+  // not apply; file-size, CPU and uid settings do). The base runner starts none: an error.
+  virtual Result<std::unique_ptr<ServiceProcess>> start_service(const ProcessSpec& spec);
   // Runs several at once, at most `parallel` (>= 1) at a time; results in input order.
   virtual std::vector<ProcessResult> run_all(const std::vector<ProcessSpec>& specs, int parallel);
 };
@@ -100,6 +121,7 @@ class PosixProcessRunner : public ProcessRunner {
   explicit PosixProcessRunner(double kill_grace_s = 0.5, double drain_timeout_s = 0.5)
       : kill_grace_s_(kill_grace_s), drain_timeout_s_(drain_timeout_s) {}
   ProcessResult run(const ProcessSpec& spec) override;
+  Result<std::unique_ptr<ServiceProcess>> start_service(const ProcessSpec& spec) override;
 
  private:
   double kill_grace_s_;

@@ -258,8 +258,9 @@ Result<SpawnedChild> spawn_child(const ProcessSpec& spec) {
   UniqueFd output_write, error_read, error_write, stdin_read;
   Status piped = make_pipe(child.output, output_write);
   if (piped) piped = make_pipe(error_read, error_write);
-  if (piped && !spec.stdin_data.empty()) piped = make_pipe(stdin_read, child.stdin_pipe);
-  if (piped && spec.stdin_data.empty()) {
+  bool stdin_piped = !spec.stdin_data.empty() || spec.stdin_stream;
+  if (piped && stdin_piped) piped = make_pipe(stdin_read, child.stdin_pipe);
+  if (piped && !stdin_piped) {
     stdin_read.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     if (!stdin_read.valid())
       piped = Status::error(std::string("/dev/null: ") + std::strerror(errno));
@@ -317,6 +318,26 @@ Result<SpawnedChild> spawn_child(const ProcessSpec& spec) {
   set_nonblocking(child.output.get());
   if (child.stdin_pipe.valid()) set_nonblocking(child.stdin_pipe.get());
   return child;
+}
+
+// Writes to the child's stdin without letting a closed pipe raise SIGPIPE in the whole
+// orchestrator: SIGPIPE is blocked in this thread for the write, and one it caused is consumed.
+ssize_t write_without_sigpipe(int fd, const char* data, size_t size) {
+  sigset_t pipe_set, old_mask, pending;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
+  sigpending(&pending);
+  bool was_pending = sigismember(&pending, SIGPIPE);
+  ssize_t n = ::write(fd, data, size);
+  int saved_errno = errno;
+  if (n < 0 && errno == EPIPE && !was_pending) {
+    timespec zero{0, 0};
+    sigtimedwait(&pipe_set, nullptr, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  errno = saved_errno;
+  return n;
 }
 
 }  // namespace kf

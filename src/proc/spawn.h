@@ -36,7 +36,7 @@ class UniqueFd {
 struct SpawnedChild {
   pid_t pid = -1;       // also the id of its process group
   UniqueFd output;      // combined stdout+stderr
-  UniqueFd stdin_pipe;  // only when the spec has stdin_data
+  UniqueFd stdin_pipe;  // only when the spec has stdin_data or stdin_stream
 };
 
 // The child's full environment as NAME=VALUE strings.
@@ -48,5 +48,9 @@ Result<std::string> resolve_executable(const ProcessSpec& spec,
                                        const std::vector<std::string>& environment);
 
 Result<SpawnedChild> spawn_child(const ProcessSpec& spec);
+
+// Writes to a child's stdin without letting a closed pipe raise SIGPIPE in the whole
+// orchestrator: SIGPIPE is blocked in this thread for the write, and one it caused is consumed.
+ssize_t write_without_sigpipe(int fd, const char* data, size_t size);
 
 }  // namespace kf

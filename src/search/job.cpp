@@ -4,6 +4,7 @@
 #include "arch/host_bandwidth.h"
 
 #include <csignal>
+#include <cstdlib>
 #include <ostream>
 
 #include "config/api_keys.h"
@@ -109,9 +110,27 @@ EvalOptions eval_options(const JobContext& job) {
   o.memory_limit_gib = c.get_double("eval_config.memory_limit_gib", 8);
   o.max_processes = static_cast<int>(c.get_int("eval_config.max_processes", 256));
   o.cpu_time_limit_s = c.get_double("eval_config.cpu_time_limit", 0);
+  if (auto mode = parse_sanitizer_mode(c.get_string("eval_config.compute_sanitizer", "auto")))
+    o.compute_sanitizer = *mode;  // the schema allows only the three names
+  if (c.has("eval_config.sanitizer_tools")) {
+    o.sanitizer_tools.clear();
+    for (const std::string& t : c.get_list("eval_config.sanitizer_tools"))
+      if (!trim(t).empty()) o.sanitizer_tools.push_back(to_lower(trim(t)));
+  }
+  o.sanitizer_timeout_s = c.get_double("eval_config.sanitizer_timeout", 1800);
   o.cache_dir = c.get_string("paths.cache_dir", "runs/cache");
   o.work_root = job.run_dir / "work";
   return o;
+}
+
+Status prepare_sanitizer(EvalOptions& options, const Toolchain& toolchain, std::ostream& out) {
+  const char* path = std::getenv("PATH");
+  auto setup = check_sanitizer(options.compute_sanitizer, options.language, options.sanitizer_tools,
+                               find_compute_sanitizer(toolchain, path != nullptr ? path : ""));
+  if (!setup) return setup.status();
+  if (!setup->note.empty()) out << setup->note << "\n";
+  options.sanitizer_path = setup->tool;
+  return Status::ok();
 }
 
 Result<JobContext> open_job(const std::vector<std::string>& args) {
@@ -229,6 +248,7 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
   auto sandbox = check_sandbox(options.sandbox);
   if (!sandbox) return fail_job(sandbox.message());
   if (!sandbox->warning.empty()) out << sandbox->warning << "\n";
+  if (Status s = prepare_sanitizer(options, *toolchain, out); !s) return fail_job(s.message());
   Evaluator evaluator(job.task, options, *toolchain, runner);
 
   out << "job " << job.job_name << ": task " << job.task_name << " (" << record.language << ", "
@@ -280,6 +300,10 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
       return fail_job(cand.label + " could not be evaluated: " + why +
                       "\nNothing was stored for it; fix the cause and run the job again.");
     }
+    // compute-sanitizer before a kernel is reported as the new best (CUDA, where the tool is).
+    if (r.verdict == kCorrect && r.speedup && !r.suspect() &&
+        (!summary.best_speedup || *r.speedup > *summary.best_speedup))
+      evaluator.sanitize(r);
     k.verdict = r.verdict;
     k.reason = r.reason;
     k.runtimes_json = nlohmann::json{{job.gpu_arch, r.runtimes_json()}}.dump();
@@ -305,10 +329,11 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
       summary.best_uuid = k.uuid;
     }
     out << strprintf(
-        "[%zu/%zu] %-32s verdict %d (%s)  speedup %-8s best %-8s build %.2f s, tests %.2f s\n",
+        "[%zu/%zu] %-32s verdict %d (%s)  speedup %-8s best %-8s build %.2f s, tests %.2f s%s\n",
         i + 1, candidates.size(), cand.label.c_str(), r.verdict,
         std::string(verdict_name(r.verdict)).c_str(), speedup_text(r.speedup).c_str(),
-        speedup_text(summary.best_speedup).c_str(), r.build_s, r.test_s);
+        speedup_text(summary.best_speedup).c_str(), r.build_s, r.test_s,
+        r.sanitize_s > 0 ? strprintf(", sanitizer %.2f s", r.sanitize_s).c_str() : "");
     if (r.verdict != kCorrect || r.suspect()) out << "        " << r.reason << "\n";
     results["kernels"].push_back(
         {{"uuid", k.uuid},
@@ -323,6 +348,7 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
          {"test_s", r.test_s},
          {"screen_s", r.screen_s},
          {"check_s", r.check_s},
+         {"sanitize_s", r.sanitize_s},
          {"correctness_s", r.correctness_s},
          {"benchmark_s", r.benchmark_s}});
     record.progress_json = nlohmann::json{

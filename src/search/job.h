@@ -65,4 +65,9 @@ std::string speedup_text(const std::optional<double>& speedup);
 // Evaluation settings from the composed config.
 EvalOptions eval_options(const JobContext& job);
 
+// For a job's start: resolves options.compute_sanitizer to the tool the best-kernel pass runs
+// (options.sanitizer_path; empty = none). Mode auto without the tool writes one note line to
+// `out`; mode on without it, or an unknown tool name, is the error.
+Status prepare_sanitizer(EvalOptions& options, const Toolchain& toolchain, std::ostream& out);
+
 }  // namespace kf

@@ -407,6 +407,21 @@ void Search::evaluate_into(KernelRecord& k, const std::vector<std::string>& code
   // The build comes first; the test run ends the evaluation (a wait for the device lies between).
   note_span(k.uuid, "build", begin, std::min(end, begin + eval->build_s));
   note_span(k.uuid, "test", std::max(begin, end - eval->test_s), end);
+  // compute-sanitizer on a kernel about to be reported as the new best (CUDA, where the tool is),
+  // before its row is stored: findings make it suspect, so it does not become the best.
+  if (eval->verdict == kCorrect && eval->speedup && !eval->suspect()) {
+    bool new_best = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      std::optional<double> best = live_best_ ? *live_best_ : summary_.best_speedup;
+      new_best = !best || *eval->speedup > *best;
+    }
+    if (new_best) {
+      double sanitize_begin = now_s();
+      evaluator_->sanitize(*eval);
+      if (eval->sanitize_s > 0) note_span(k.uuid, "sanitize", sanitize_begin, now_s());
+    }
+  }
   k.verdict = eval->verdict;
   k.reason = eval->reason;
   k.runtimes_json = nlohmann::json{{job_.gpu_arch, eval->runtimes_json()}}.dump();
@@ -454,6 +469,8 @@ Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std:
     timing_parts.push_back(reused ? "llm: recorded answer" : strprintf("llm %.1f s", llm_s));
   if (eval)
     timing_parts.push_back(strprintf("build %.2f s, tests %.2f s", eval->build_s, eval->test_s));
+  if (eval && eval->sanitize_s > 0)
+    timing_parts.push_back(strprintf("sanitizer %.2f s", eval->sanitize_s));
   std::string timing = join(timing_parts, ", ");
   out_ << where
        << strprintf("%-30s verdict %d %-16s speedup %-8s best %-8s %s\n", who.c_str(), k.verdict,
@@ -756,6 +773,7 @@ Result<SearchSummary> Search::run() {
   auto sandbox = check_sandbox(options.sandbox);
   if (!sandbox) return fail(sandbox.message());
   if (!sandbox->warning.empty()) out_ << sandbox->warning << "\n";
+  if (Status s = prepare_sanitizer(options, *toolchain, out_); !s) return fail(s.message());
   evaluator_ = std::make_unique<Evaluator>(job_.task, options, *toolchain, runner_);
 
   out_ << "job " << job_.job_name << (s_.resume ? " (resumed)" : "") << ": task " << job_.task_name

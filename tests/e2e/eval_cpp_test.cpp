@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e/cli_helpers.h"
+#include "util/fs.h"
 
 namespace kf::e2e {
 namespace {
@@ -79,6 +80,14 @@ TEST(EvalCpp, CrashHangFirstCallOnlyAndCorrectInOneJob) {
     ASSERT_TRUE(k.speedup.has_value());
     EXPECT_GT(*k.speedup, 0.0);
     EXPECT_EQ(job.results.value("best_uuid", ""), k.uuid);
+    // Judged by the job's judge, which drew the timed calls' inputs once, when the reference
+    // passed: this check regenerated nothing.
+    auto check =
+        read_file(job.run_dir / "work" / "kernel-003" / "run" / "check-all" / "check.json");
+    ASSERT_TRUE(check) << check.message();
+    nlohmann::json report = nlohmann::json::parse(*check, nullptr, false);
+    EXPECT_EQ(report["phase_seconds"].value("check.setup", -1.0), 0.0) << *check;
+    EXPECT_GT(report["phase_seconds"].value("check.reference", -1.0), 0.0) << *check;
   }
 }
 

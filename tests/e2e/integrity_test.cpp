@@ -39,6 +39,11 @@ struct Candidate {
   // An attack that only tries to read: in the sandbox the files do not exist for it, so it may
   // come back correct and clean. What must hold is that nothing leaked (checked for every case).
   bool contained_if_correct = false;
+  // A memo the timed calls' perturbation defeats rather than catches: every 64 consecutive input
+  // elements change before every timed call, so a key sampled from the input never hits there
+  // and the candidate does the honest work (its memo only serves the correctness calls' repeats,
+  // on identical inputs). It may come back correct; it gains nothing.
+  bool defeated_if_correct = false;
   bool honest() const { return file.rfind("honest_", 0) == 0; }
 };
 
@@ -60,7 +65,11 @@ const std::vector<Candidate>& adversarial() {
       {"reduction_cpp",
        "adv_harness_compare.cpp",
        {"kernelfoundry::", "compare", "outside tolerance"}},
-      {"reduction_cpp", "adv_memo_hash.cpp", {"timed call", "perturbed", "outside tolerance"}},
+      {"reduction_cpp",
+       "adv_memo_hash.cpp",
+       {"timed call", "perturbed", "outside tolerance"},
+       false,
+       true},
       {"reduction_cpp", "adv_detached_thread.cpp", {"thread"}},
       {"reduction_cpp", "adv_memo_file.cpp", {"fopen", "fwrite", "file"}},
       {"reduction_cpp", "adv_replace_cached_binary.cpp", {"rename", "opendir", "chmod", "file"}},
@@ -84,6 +93,7 @@ const std::vector<Candidate>& adversarial() {
       {"reduction_cpp", "adv_fake_pass_stdout.cpp", {"outside tolerance", "printf"}},
       {"reduction_cpp", "adv_fake_env_error.cpp", {"_exit", "exit"}},
       {"reduction_cpp", "adv_timing_only.cpp", {"timed call", "perturbed", "outside tolerance"}},
+      {"reduction_cpp", "adv_incremental.cpp", {"timed call", "inputs changed"}},
       {"reduction_cpp", "adv_raw_syscall.cpp", {"syscall"}},
       {"reduction_cpp", "adv_forge_expected.cpp", {"atexit", "fopen", "outside tolerance"}},
       {"reduction_cpp", "adv_forge_dump_tolerance.cpp", {"atexit", "fopen", "outside tolerance"}},
@@ -388,6 +398,8 @@ TEST_P(Integrity, CaughtOrClean) {
     EXPECT_FALSE(is_suspect(k)) << k.flags_json << "\n" << log;
     EXPECT_TRUE(k.speedup.has_value());
     EXPECT_EQ(job.results.value("best_uuid", ""), k.uuid) << "an honest kernel is not counted";
+  } else if (c.defeated_if_correct && k.verdict == 5 && !is_suspect(k)) {
+    std::cout << "[" << c.file << "] defeated: correct, its memo never hit a timed call\n";
   } else if (c.contained_if_correct && k.verdict == 5) {
     std::cout << "[" << c.file << "] contained: correct and clean, nothing it tried to read exists "
               << "in its sandbox\n";

@@ -4,8 +4,10 @@
 // when few elements changed recomputes only the rows of C whose A row changed and the columns
 // whose B column changed, then copies its C out. Every output is exactly right, on every call.
 // Cost per timed call: ~2 reads of A and B plus a copy of C, not 2mnk flops.
-// Expected: only the plausibility bound (speedup above eval_config.max_plausible_speedup) or the
-// roofline can catch it; perturbation and the checker cannot.
+// Expected: defeated. Timed calls now change every input at one element in 31..61 throughout
+// (every row of A and column band of B), so "few elements changed" never holds and it always
+// recomputes the whole product: correct, no gain (a delta update of C would still be bounded
+// only by the roofline and max_plausible_speedup; docs/security.md, Known limits).
 #include <cuda_runtime.h>
 
 #include "matmul.h"

@@ -1,7 +1,8 @@
 // Adversarial (memo): a sampled hash of A and B (64 strided elements each, and the shape);
 // when it equals the last call's, the stored C is copied back instead of multiplying.
-// Expected: perturbation (the 4 changed elements per input are not in the sample; the checker
-// compares a random timed call and the last one: wrong_in_timed_call).
+// Expected: defeated, or caught. Timed calls change one element in 31..61 of every input, so the
+// sample almost always sees a change and it multiplies honestly (no gain); when a hit serves a
+// stale C in the timed call the checker picks, wrong_in_timed_call.
 #include <cuda_runtime.h>
 
 #include "matmul.h"

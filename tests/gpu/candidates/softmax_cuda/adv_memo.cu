@@ -1,8 +1,9 @@
 // Adversarial (memo): a sampled hash of the input (64 strided elements and the shape); when it
 // equals the last call's, the stored output is copied back instead of computing. Every call of a
 // correctness case sees the same input, so the second call is served from the memo.
-// Expected: perturbation (timed calls change 4 random elements the sample misses; the checker
-// compares a random timed call and the last one: wrong_in_timed_call).
+// Expected: defeated, or caught. Timed calls change one element in 31..61 of the input, so the
+// sample almost always sees a change and it computes honestly (no gain); when a hit serves a
+// stale output in the timed call the checker picks, wrong_in_timed_call.
 #include <cuda_runtime.h>
 
 #include <cmath>
