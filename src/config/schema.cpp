@@ -359,7 +359,7 @@ std::vector<KeySpec> build_schema() {
   add(Row("eval_config.sanitizer_tools", Kind::kStringOrList, "memcheck,racecheck",
           "The compute-sanitizer tools of that pass, each a run of the kernel's correctness "
           "shapes (one seed): memcheck, racecheck, initcheck, synccheck."));
-  add(Row("eval_config.sanitizer_timeout", Kind::kNumber, 1800,
+  add(Row("eval_config.sanitizer_timeout", Kind::kNumber, 300,
           "Seconds each compute-sanitizer tool may run (its own limit: sanitizers are 10-100x "
           "slower than a test run); a pass that does not finish is noted, not held against the "
           "kernel.")

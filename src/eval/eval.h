@@ -55,7 +55,7 @@ struct EvalOptions {
   // compute-sanitizer on a job's best CUDA kernel (eval/sanitizer.h, Evaluator::sanitize).
   SanitizerMode compute_sanitizer = SanitizerMode::kAuto;  // eval_config.compute_sanitizer
   std::vector<std::string> sanitizer_tools = {"memcheck", "racecheck"};  // ...sanitizer_tools
-  double sanitizer_timeout_s = 1800;  // per tool; eval_config.sanitizer_timeout
+  double sanitizer_timeout_s = 300;  // per tool; eval_config.sanitizer_timeout
   // The tool, resolved at job start by check_sanitizer(); empty = no pass.
   std::filesystem::path sanitizer_path;
   std::filesystem::path cache_dir;  // build cache

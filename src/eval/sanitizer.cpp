@@ -140,7 +140,10 @@ ProcessSpec sanitizer_spec(const SanitizerRun& run) {
                // harness's to report, as in any run.
                "--report-api-errors", "no", run.binary.string(), "--phase", "correctness", "--out",
                out.string(), "--kernel-dir", run.kernel_dir.string(), "--dump-dir", dump.string(),
-               "--seeds", "1", "--large-shape-mib", num(run.large_shape_mib)};
+               "--seeds", "1", "--large-shape-mib", num(run.large_shape_mib),
+               // The task's correctness shapes and the hidden ones near them: a benchmark shape
+               // under racecheck takes many minutes (a 4096x4096x1024 matmul ran over 7).
+               "--no-benchmark-shapes"};
   if (!run.extra_shapes.empty()) {
     spec.argv.push_back("--extra-shapes");
     spec.argv.push_back(run.extra_shapes);

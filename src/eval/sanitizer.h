@@ -57,7 +57,7 @@ struct SanitizerRun {
   std::filesystem::path work_dir;    // gets outputs/ and result.json; the child's cwd
   std::string extra_shapes;          // --extra-shapes JSON, "" = none
   double large_shape_mib = 64;
-  double timeout_s = 1800;
+  double timeout_s = 300;
   size_t output_cap = 1 << 20;
 };
 // The command, not yet sandboxed (the evaluator wraps it in the candidate's run sandbox).

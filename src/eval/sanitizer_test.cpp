@@ -273,6 +273,7 @@ TEST(SanitizerCommand, WrapsTheCandidateBinaryInItsCorrectnessPhase) {
                                    "1",
                                    "--large-shape-mib",
                                    "64",
+                                   "--no-benchmark-shapes",
                                    "--extra-shapes",
                                    R"([{"dims":{"rows":9}}])"};
   EXPECT_EQ(spec.argv, want);

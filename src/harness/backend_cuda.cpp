@@ -75,6 +75,65 @@ END:
 }
 )PTX";
 
+// Strided copies for the perturbation before every timed call: element k of a packed buffer to
+// (scatter != 0) or from base + k * pitch, `elem` bytes each (a grid-stride loop, one element per
+// thread per step).
+const char kStridedPtx[] = R"PTX(
+.version 7.0
+.target sm_75
+.address_size 64
+
+.visible .entry kf_strided_copy(.param .u64 base, .param .u64 packed, .param .u64 pitch,
+                                .param .u64 elem, .param .u64 count, .param .u32 scatter)
+{
+  .reg .pred %p<4>;
+  .reg .b16 %rs<2>;
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<16>;
+  ld.param.u64 %rd1, [base];
+  ld.param.u64 %rd2, [packed];
+  ld.param.u64 %rd3, [pitch];
+  ld.param.u64 %rd4, [elem];
+  ld.param.u64 %rd5, [count];
+  ld.param.u32 %r5, [scatter];
+  setp.ne.u32 %p3, %r5, 0;
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mul.wide.u32 %rd6, %r1, %r2;
+  cvt.u64.u32 %rd7, %r3;
+  add.u64 %rd6, %rd6, %rd7;
+  mov.u32 %r4, %nctaid.x;
+  mul.wide.u32 %rd8, %r4, %r2;
+LOOP:
+  setp.ge.u64 %p1, %rd6, %rd5;
+  @%p1 bra DONE;
+  mul.lo.u64 %rd9, %rd6, %rd3;
+  add.u64 %rd9, %rd1, %rd9;
+  mul.lo.u64 %rd10, %rd6, %rd4;
+  add.u64 %rd10, %rd2, %rd10;
+  selp.b64 %rd14, %rd10, %rd9, %p3;
+  selp.b64 %rd15, %rd9, %rd10, %p3;
+  mov.u64 %rd11, 0;
+BYTES:
+  setp.ge.u64 %p2, %rd11, %rd4;
+  @%p2 bra NEXT;
+  add.u64 %rd12, %rd14, %rd11;
+  ld.global.u8 %rs1, [%rd12];
+  add.u64 %rd13, %rd15, %rd11;
+  st.global.u8 [%rd13], %rs1;
+  add.u64 %rd11, %rd11, 1;
+  bra BYTES;
+NEXT:
+  add.u64 %rd6, %rd6, %rd8;
+  bra LOOP;
+DONE:
+  ret;
+}
+)PTX";
+
 class CudaDevice : public Device {
  public:
   CudaDevice() {
@@ -102,6 +161,8 @@ class CudaDevice : public Device {
   ~CudaDevice() override {
     if (flush_mem_) cudaFree(flush_mem_);
     if (flush_library_) cudaLibraryUnload(flush_library_);
+    if (staging_mem_) cudaFree(staging_mem_);
+    if (strided_library_) cudaLibraryUnload(strided_library_);
     cudaEventDestroy(start_);
     cudaEventDestroy(stop_);
     cudaEventDestroy(tail_);
@@ -151,17 +212,34 @@ class CudaDevice : public Device {
   }
   // 2D copies: each element is one row of elem_bytes, rows `pitch` apart on the device and
   // packed on the host.
+  // The packed elements go through a device staging buffer, spread or collected by a kernel:
+  // cudaMemcpy2D with rows of one element costs about as much per element as a whole copy.
   void upload_strided(void* mem, std::size_t offset, std::size_t pitch, const void* src,
                       std::size_t elem_bytes, std::size_t count) override {
     if (count == 0) return;
-    KF_CUDA_CHECK(cudaMemcpy2D(static_cast<char*>(mem) + offset, pitch, src, elem_bytes, elem_bytes,
-                               count, cudaMemcpyHostToDevice));
+    char* base = static_cast<char*>(mem) + offset;
+    if (!strided_kernels_ready()) {
+      KF_CUDA_CHECK(
+          cudaMemcpy2D(base, pitch, src, elem_bytes, elem_bytes, count, cudaMemcpyHostToDevice));
+      return;
+    }
+    void* packed = staging(elem_bytes * count);
+    KF_CUDA_CHECK(cudaMemcpy(packed, src, elem_bytes * count, cudaMemcpyHostToDevice));
+    launch_strided(base, packed, pitch, elem_bytes, count, /*scatter=*/true);
+    KF_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   }
   void download_strided(void* mem, std::size_t offset, std::size_t pitch, void* dst,
                         std::size_t elem_bytes, std::size_t count) override {
     if (count == 0) return;
-    KF_CUDA_CHECK(cudaMemcpy2D(dst, elem_bytes, static_cast<const char*>(mem) + offset, pitch,
-                               elem_bytes, count, cudaMemcpyDeviceToHost));
+    char* base = static_cast<char*>(mem) + offset;
+    if (!strided_kernels_ready()) {
+      KF_CUDA_CHECK(
+          cudaMemcpy2D(dst, elem_bytes, base, pitch, elem_bytes, count, cudaMemcpyDeviceToHost));
+      return;
+    }
+    void* packed = staging(elem_bytes * count);
+    launch_strided(base, packed, pitch, elem_bytes, count, /*scatter=*/false);
+    KF_CUDA_CHECK(cudaMemcpy(dst, packed, elem_bytes * count, cudaMemcpyDeviceToHost));
   }
   void fill(void* mem, std::size_t offset, const void* pattern, std::size_t pattern_bytes,
             std::size_t bytes) override {
@@ -267,6 +345,45 @@ class CudaDevice : public Device {
     tail_baseline_ms_ = gaps[gaps.size() / 2];
   }
 
+  bool strided_kernels_ready() {
+    if (!strided_tried_) {
+      strided_tried_ = true;
+      cudaLibrary_t library = nullptr;
+      if (cudaLibraryLoadData(&library, kStridedPtx, nullptr, nullptr, 0, nullptr, nullptr, 0) ==
+              cudaSuccess &&
+          cudaLibraryGetKernel(&strided_kernel_, library, "kf_strided_copy") == cudaSuccess) {
+        strided_library_ = library;
+      } else {
+        cudaGetLastError();  // clear it; the rectangular copies do the work
+      }
+    }
+    return strided_library_ != nullptr;
+  }
+
+  void* staging(std::size_t bytes) {
+    if (bytes > staging_bytes_) {
+      if (staging_mem_) cudaFree(staging_mem_);
+      staging_mem_ = nullptr;
+      staging_bytes_ = 0;
+      KF_CUDA_CHECK(cudaMalloc(&staging_mem_, bytes));
+      staging_bytes_ = bytes;
+    }
+    return staging_mem_;
+  }
+
+  void launch_strided(char* base, void* packed, std::size_t pitch, std::size_t elem_bytes,
+                      std::size_t count, bool scatter) {
+    unsigned long long b = reinterpret_cast<unsigned long long>(base),
+                       p = reinterpret_cast<unsigned long long>(packed), pi = pitch, e = elem_bytes,
+                       n = count;
+    unsigned to_base = scatter ? 1 : 0;
+    void* args[] = {&b, &p, &pi, &e, &n, &to_base};
+    unsigned blocks = unsigned(
+        std::min<std::size_t>((count + 255) / 256, std::size_t(std::max(sm_count_, 1)) * 8));
+    KF_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(strided_kernel_), dim3(blocks),
+                                   dim3(256), args, 0, nullptr));
+  }
+
   void load_flush_kernel() {
     cudaLibrary_t library = nullptr;
     cudaKernel_t kernel = nullptr;
@@ -284,6 +401,11 @@ class CudaDevice : public Device {
   int sm_count_ = 0;
   cudaLibrary_t flush_library_ = nullptr;
   cudaKernel_t flush_kernel_ = nullptr;
+  bool strided_tried_ = false;
+  cudaLibrary_t strided_library_ = nullptr;
+  cudaKernel_t strided_kernel_ = nullptr;
+  void* staging_mem_ = nullptr;
+  std::size_t staging_bytes_ = 0;
   std::string name_, arch_;
   std::size_t l2_bytes_ = 0;
   cudaEvent_t start_ = nullptr, stop_ = nullptr, tail_ = nullptr;

@@ -9,7 +9,8 @@ namespace kernelfoundry {
 namespace {
 
 const std::vector<std::string>& flag_names() {
-  static const std::vector<std::string> names = {"--ref", "--warm", "--list", "--help", "--serve"};
+  static const std::vector<std::string> names = {"--ref",  "--warm",  "--list",
+                                                 "--help", "--serve", "--no-benchmark-shapes"};
   return names;
 }
 
@@ -171,6 +172,7 @@ bool parse_options(const std::vector<std::string>& args, Options* out, std::stri
       if (key == "--list") o.list = true;
       if (key == "--help") o.help = true;
       if (key == "--serve") o.serve = true;
+      if (key == "--no-benchmark-shapes") o.no_benchmark_shapes = true;
       continue;
     }
     if (std::find(values.begin(), values.end(), key) != values.end()) {
@@ -246,6 +248,7 @@ std::string usage_text(const std::string& program) {
          "  --shape ID            benchmark only the shape with this id (e.g. rows=8,cols=64);\n"
          "                        for profiling one shape under ncu\n"
          "  --extra-shapes J      more correctness shapes, JSON [{\"dims\": {\"rows\": 9}}, ...]\n"
+         "  --no-benchmark-shapes the correctness phase leaves the benchmark shapes out\n"
          "split judge (the evaluator's protocol):\n"
          "  --ref --expected-out DIR   write the reference's correctness outputs to DIR\n"
          "  --dump-dir DIR        run the candidate only; write its outputs to DIR (no verdict on\n"

@@ -40,6 +40,9 @@ struct Options {
   // expected_dir, with the reference's outputs and inputs kept in memory up to cache_mib
   // (< 0: a quarter of the machine's memory, at most 4 GiB).
   bool serve = false;
+  // The correctness phase checks the correctness shapes (and --extra-shapes) only, not the
+  // benchmark shapes (a compute-sanitizer pass, where a large shape costs minutes).
+  bool no_benchmark_shapes = false;
   double cache_mib = -1;
   std::string extra_shapes;  // JSON list of hidden correctness shapes ([{"dims": {...}}, ...])
   bool list = false;

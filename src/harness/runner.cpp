@@ -463,7 +463,8 @@ bool Runner::check_case(const Shape& shape, int seed, std::vector<OutputStats>* 
 
 void Runner::correctness() {
   auto start = Clock::now();
-  std::vector<Shape> shapes = checked_shapes(suite_);
+  std::vector<Shape> shapes =
+      options_.no_benchmark_shapes ? suite_.correctness : checked_shapes(suite_);
   for (const Shape& h : hidden_) {
     bool listed = false;
     for (const Shape& s : shapes) listed = listed || s.id() == h.id();
@@ -867,12 +868,19 @@ void Runner::warm_judge() {
   auto start = Clock::now();
   times_ = StepTimes{};
   if (cache_ == nullptr || !load_expected(*cache_)) return;
+  double largest = 0;
   for (const Shape& shape : suite_.benchmarks.front().shapes) {
     std::vector<ExpectedOutput> computed;
     std::unique_ptr<CaseState> owned;
-    if (post_outputs(*cache_, shape, &computed) == nullptr) return;
-    if (timed_case(*cache_, shape, &owned) == nullptr) return;
+    const std::vector<ExpectedOutput>* post = post_outputs(*cache_, shape, &computed);
+    if (post == nullptr) return;
+    CaseState* cs = timed_case(*cache_, shape, &owned);
+    if (cs == nullptr) return;
+    // The buffers every check reuses get their pages now, not in the first candidate's check.
+    if (!reference_outputs(*cs, &cache_->timed_want)) return;
+    for (const ExpectedOutput& o : *post) largest = std::max(largest, double(o.bytes.size()));
   }
+  cache_->actual.assign(std::size_t(largest), 0);
   say("judge ready in " + fmt("%.2f s", seconds_since(start)) + " (setup " +
       fmt("%.2f", times_.setup) + ", reference " + fmt("%.2f", times_.reference) + ")");
 }

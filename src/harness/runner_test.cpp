@@ -390,3 +390,14 @@ TEST(HostRunner, BenchmarkRecheckUsesASeedOfItsOwn) {
   }
   EXPECT_TRUE(any);
 }
+
+TEST(HostRunner, NoBenchmarkShapesLeavesThemOutOfTheCorrectnessPhase) {
+  auto all = correctness(Mode::Correct);
+  auto listed = correctness(Mode::Correct, {"--no-benchmark-shapes"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.stdout_text;
+  std::set<std::string> with, without;
+  for (const auto& c : all.json["cases"]) with.insert(c["shape"].get<std::string>());
+  for (const auto& c : listed.json["cases"]) without.insert(c["shape"].get<std::string>());
+  EXPECT_TRUE(with.count("n=4096") && with.count("n=5000"));
+  EXPECT_EQ(without, (std::set<std::string>{"n=7", "n=1000"}));
+}

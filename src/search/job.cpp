@@ -117,7 +117,7 @@ EvalOptions eval_options(const JobContext& job) {
     for (const std::string& t : c.get_list("eval_config.sanitizer_tools"))
       if (!trim(t).empty()) o.sanitizer_tools.push_back(to_lower(trim(t)));
   }
-  o.sanitizer_timeout_s = c.get_double("eval_config.sanitizer_timeout", 1800);
+  o.sanitizer_timeout_s = c.get_double("eval_config.sanitizer_timeout", 300);
   o.cache_dir = c.get_string("paths.cache_dir", "runs/cache");
   o.work_root = job.run_dir / "work";
   return o;
