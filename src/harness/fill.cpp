@@ -149,12 +149,13 @@ std::uint64_t stream_key(int seed, const std::string& name) {
   return mix64(h ^ mix64(std::uint64_t(seed) * kGolden));
 }
 
-void fill_values(void* dst, DType dtype, long count, const Distribution& dist, std::uint64_t key) {
+void fill_values(void* dst, DType dtype, long count, const Distribution& dist, std::uint64_t key,
+                 long chunk) {
   if (dist.kind == Distribution::Kind::Ints && dist.b < dist.a) {
     throw Error("ints(" + std::to_string(long(dist.a)) + ", " + std::to_string(long(dist.b)) +
                 "): the high bound is below the low bound");
   }
-  parallel_chunks(count, 1L << 20, [&](long, long begin, long end) {
+  parallel_chunks(count, chunk, [&](long, long begin, long end) {
     fill_range(dst, dtype, begin, end, dist, key);
   });
 }

@@ -14,8 +14,10 @@ namespace kernelfoundry {
 std::uint64_t stream_key(int seed, const std::string& name);
 
 // Writes `count` values of `dtype` drawn from `dist`. Counter-based: element i depends only on
-// (key, i), so the result is the same however the work is split across threads.
-void fill_values(void* dst, DType dtype, long count, const Distribution& dist, std::uint64_t key);
+// (key, i), so the result is the same however the work is split across threads (`chunk`
+// elements per piece).
+void fill_values(void* dst, DType dtype, long count, const Distribution& dist, std::uint64_t key,
+                 long chunk = 1L << 20);
 
 // One element's bytes that poison outputs before a call; variants 0 and 1 differ so an output
 // that happens to equal one poison cannot pass two calls. Floats get NaNs, integers 0xFF.. and

@@ -136,3 +136,12 @@ TEST(Checksum, ChunkedSumSeesEveryChunkAndItsPosition) {
                    swapped.begin() + long(kf::kChecksumChunk));
   EXPECT_NE(kf::checksum_chunked(swapped.data(), bytes), base);
 }
+
+TEST(Fill, ValuesDoNotDependOnTheChunkSize) {
+  for (const kf::Distribution& d : {kf::uniform(-1, 1), kf::normal(0, 1), kf::ints(-5, 5)}) {
+    std::vector<float> a(300001), b(300001);
+    kf::fill_values(a.data(), kf::f32, long(a.size()), d, 1234);
+    kf::fill_values(b.data(), kf::f32, long(b.size()), d, 1234, 1L << 10);
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+  }
+}

@@ -34,7 +34,9 @@ void write_perturbation(CaseState& cs, const Perturbation& p, PerturbUndo* undo)
   std::size_t size = dtype_size(b.dtype());
   std::size_t offset = std::size_t(p.offset) * size, pitch = std::size_t(p.stride) * size;
   std::vector<unsigned char> values(std::size_t(p.count) * size);
-  fill_values(values.data(), b.dtype(), p.count, cs.input_dists[std::size_t(p.input)], p.seed);
+  // Before every timed call: small pieces, so a large input's draw uses every host thread.
+  fill_values(values.data(), b.dtype(), p.count, cs.input_dists[std::size_t(p.input)], p.seed,
+              1L << 15);
   if (const void* view = device.host_view(b.handle())) {
     unsigned char* mem = static_cast<unsigned char*>(const_cast<void*>(view)) + offset;
     switch (size) {
