@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -131,6 +132,59 @@ TEST(JudgeServe, ChecksCandidatesInTurnFromWhatItKeeps) {
       run_main(once, suite(), args_with({"--ref", "--check", good, "--expected", expected}));
   EXPECT_EQ(single.exit_code, 0) << single.stdout_text;
   EXPECT_GT(phase_seconds(single.json, "check.setup"), 0.0) << single.json["phase_seconds"];
+}
+
+// Untrusted handed-over outputs, each refused with a reason, and none leaves anything behind in
+// the judge: the good candidate's outputs still pass after them, from what the judge keeps.
+TEST(JudgeServe, ForgedOutputsAreRefusedAndSpoilNothing) {
+  std::string root = kf::testing::make_temp_dir();
+  std::string expected = root + "/expected", good = root + "/good";
+  Twice ref;
+  ASSERT_EQ(run_main(ref, suite(), args_with({"--ref", "--expected-out", expected})).exit_code, 0);
+  dump_candidate(0, good);
+  auto copy_of_good = [&](const std::string& name) {
+    std::string dir = root + "/" + name;
+    std::filesystem::copy(good, dir, std::filesystem::copy_options::recursive);
+    return dir;
+  };
+  std::string text = copy_of_good("text");
+  kf::testing::write_text(text + "/manifest.json", "not a manifest");
+  std::string shorter = copy_of_good("shorter");
+  std::filesystem::resize_file(shorter + "/0-0.bin", 8);  // the first case's output, cut short
+  std::string stride = copy_of_good("stride");
+  {
+    std::ifstream in(stride + "/manifest.json");
+    std::stringstream s;
+    s << in.rdbuf();
+    nlohmann::json m = nlohmann::json::parse(s.str());
+    for (auto& e : m["entries"])
+      for (auto& p : e["perturb"]) p["stride"] = 2;  // not a stride the harness uses
+    kf::testing::write_text(stride + "/manifest.json", m.dump());
+  }
+
+  std::string requests = "warm\tw\n";
+  int n = 0;
+  for (const std::string& dir : {text, shorter, stride, good}) {
+    std::string id = std::to_string(++n);
+    requests += "check\tn" + id + "\tall\t" + dir + "\t" + root + "/r" + id + ".json\n";
+  }
+  std::istringstream in(requests);
+  std::streambuf* old = std::cin.rdbuf(in.rdbuf());
+  Twice judge;
+  auto served = run_main(judge, suite(), args_with({"--ref", "--serve", "--expected", expected}));
+  std::cin.rdbuf(old);
+  ASSERT_EQ(served.exit_code, 0) << served.stdout_text;
+  nlohmann::json r1 = read_json(root + "/r1.json"), r2 = read_json(root + "/r2.json"),
+                 r3 = read_json(root + "/r3.json"), r4 = read_json(root + "/r4.json");
+  EXPECT_EQ(r1["status"], "wrong") << r1.dump();
+  EXPECT_NE(r1["reason"].get<std::string>().find("no readable outputs"), std::string::npos);
+  EXPECT_EQ(r2["status"], "wrong") << r2.dump();
+  EXPECT_NE(r2["reason"].get<std::string>().find("different number of bytes"), std::string::npos)
+      << r2["reason"];
+  EXPECT_EQ(r3["status"], "wrong") << r3.dump();
+  EXPECT_NE(r3["reason"].get<std::string>().find("stride"), std::string::npos) << r3["reason"];
+  EXPECT_EQ(r4["status"], "pass") << r4.dump();
+  EXPECT_EQ(phase_seconds(r4, "check.setup"), 0.0) << r4["phase_seconds"];
 }
 
 TEST(JudgeServe, NeedsTheReferenceAndItsOutputs) {
