@@ -167,6 +167,10 @@ class Evaluator {
                         const std::filesystem::path& out_file, const std::string& phase,
                         ProcessResult* proc);
   bool start_judge();
+  // One request to the running judge ("warm", or "check" with its fields); the rest of its
+  // "kf-judge-done NONCE" line (the exit code), the lines before it in *output.
+  Result<std::string> judge_request(const std::string& verb, std::string* output,
+                                    const std::vector<std::string>& fields = {});
   // The spec of a run of a task binary (sandboxed), as run_harness runs it.
   ProcessSpec harness_spec(const std::filesystem::path& binary,
                            const std::filesystem::path& src_dir,

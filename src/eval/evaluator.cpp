@@ -163,6 +163,16 @@ ProcessSpec Evaluator::harness_spec(const fs::path& binary, const fs::path& src_
   return sandboxed(std::move(spec), sandbox);
 }
 
+Result<std::string> Evaluator::judge_request(const std::string& verb, std::string* output,
+                                             const std::vector<std::string>& fields) {
+  // A fresh nonce per request: no line a check prints can pass for the end of its answer.
+  std::random_device entropy;
+  std::string nonce = strprintf("%08x%08x", entropy(), entropy());
+  std::string line = verb + "\t" + nonce;
+  for (const std::string& f : fields) line += "\t" + f;
+  return judge_->request(line, "kf-judge-done " + nonce + " ", options_.test_timeout_s, output);
+}
+
 bool Evaluator::start_judge() {
   fs::path dir = options_.work_root / "judge";
   if (!make_dirs(dir / "tmp")) return false;
@@ -180,10 +190,7 @@ bool Evaluator::start_judge() {
   if (!judge) return false;
   judge_ = std::move(*judge);
   // Filled now (the reference's outputs and inputs), so no candidate's check pays for it.
-  std::random_device entropy;
-  std::string nonce = strprintf("%08x%08x", entropy(), entropy());
-  auto warm = judge_->request("warm\t" + nonce, "kf-judge-done " + nonce + " ",
-                              options_.test_timeout_s, nullptr);
+  auto warm = judge_request("warm", nullptr);
   if (!warm || *warm != "0") {
     judge_.reset();
     return false;
@@ -204,13 +211,9 @@ bool Evaluator::check_with_judge(const fs::path& dump_dir, const fs::path& out_f
     ++judge_failures_;
     return false;
   }
-  std::random_device entropy;
-  std::string nonce = strprintf("%08x%08x", entropy(), entropy());
   auto start = std::chrono::steady_clock::now();
   std::string output;
-  auto code = judge_->request(
-      "check\t" + nonce + "\t" + phase + "\t" + dump_dir.string() + "\t" + answer.string(),
-      "kf-judge-done " + nonce + " ", options_.test_timeout_s, &output);
+  auto code = judge_request("check", &output, {phase, dump_dir.string(), answer.string()});
   std::error_code ec;
   if (code) {
     fs::rename(answer, out_file, ec);

@@ -215,7 +215,9 @@ bool read_dumped(const std::string& dir, const DumpedOutput& output,
                  std::vector<unsigned char>* bytes, std::string* err) {
   std::string path = dir + "/" + output.file;
   std::size_t want = std::size_t(output.count) * dtype_size(output.dtype);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Not through a link: a handed-over output that is a link to the reference's would pass as
+  // the candidate's own.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     *err = "output '" + output.name + "' is missing (" + path + ")";
     return false;

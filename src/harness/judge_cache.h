@@ -45,8 +45,11 @@ class JudgeCache {
   std::vector<std::vector<ExpectedOutput>> expected_outputs;
   // Per benchmark shape id: the case of the timed calls' seed (inputs as drawn) and the reference's
   // outputs for the call after timing.
-  std::map<std::string, std::unique_ptr<CaseState>> timed_cases;
-  std::map<std::string, double> timed_case_bytes;
+  struct TimedCase {
+    std::unique_ptr<CaseState> state;
+    double bytes = 0;  // what it holds against the budget
+  };
+  std::map<std::string, TimedCase> timed_cases;
   std::map<std::string, std::vector<ExpectedOutput>> post_outputs;
   // Host copies reused from check to check (no fresh page faults per candidate).
   std::vector<unsigned char> actual;

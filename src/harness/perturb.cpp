@@ -117,7 +117,6 @@ std::size_t max_perturbation_size(const CaseState& cs) {
 
 bool apply_perturbation(CaseState& cs, const std::vector<Perturbation>& perturb, PerturbUndo* undo,
                         std::string* err) {
-  if (perturb.empty()) return true;
   if (perturb.size() > max_perturbation_size(cs)) {
     *err = "the handed-over perturbation lists " + std::to_string(perturb.size()) +
            " inputs; the task has " + std::to_string(cs.inputs.size());

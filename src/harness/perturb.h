@@ -42,10 +42,10 @@ std::vector<Perturbation> perturb_inputs(CaseState& cs, std::mt19937_64& rng, Pe
 void restore_inputs(CaseState& cs, PerturbUndo* undo);
 
 // Checker side: applies `perturb` (as handed over by the candidate's run, so untrusted) to the
-// inputs of `cs`, saving the overwritten bytes in `undo`. An empty list is no change (the call
-// after timing); otherwise it must be what perturb_inputs makes: every perturbable input exactly
-// once, a stride the harness uses, an offset below it, and the count that reaches the input's
-// end. False with `err` (nothing applied) when it is not.
+// inputs of `cs` before the checker reruns a timed call, saving the overwritten bytes in `undo`.
+// It must be what perturb_inputs makes: every perturbable input exactly once (so an empty list
+// only where no input is perturbable), a stride the harness uses, an offset below it, and the count
+// that reaches the input's end. False with `err` (nothing applied) when it is not.
 bool apply_perturbation(CaseState& cs, const std::vector<Perturbation>& perturb, PerturbUndo* undo,
                         std::string* err);
 // The most entries a handed-over perturbation may list for `cs` (one per input).

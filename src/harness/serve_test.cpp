@@ -151,6 +151,11 @@ TEST(JudgeServe, ForgedOutputsAreRefusedAndSpoilNothing) {
   kf::testing::write_text(text + "/manifest.json", "not a manifest");
   std::string shorter = copy_of_good("shorter");
   std::filesystem::resize_file(shorter + "/0-0.bin", 8);  // the first case's output, cut short
+  // An output that is a link to the reference's own (what a candidate that escaped screening
+  // could make): refused, not read through.
+  std::string linked = copy_of_good("linked");
+  std::filesystem::remove(linked + "/0-0.bin");
+  std::filesystem::create_symlink(expected + "/0-0.bin", linked + "/0-0.bin");
   std::string stride = copy_of_good("stride");
   {
     std::ifstream in(stride + "/manifest.json");
@@ -164,7 +169,7 @@ TEST(JudgeServe, ForgedOutputsAreRefusedAndSpoilNothing) {
 
   std::string requests = "warm\tw\n";
   int n = 0;
-  for (const std::string& dir : {text, shorter, stride, good}) {
+  for (const std::string& dir : {text, shorter, stride, linked, good}) {
     std::string id = std::to_string(++n);
     requests += "check\tn" + id + "\tall\t" + dir + "\t" + root + "/r" + id + ".json\n";
   }
@@ -175,7 +180,8 @@ TEST(JudgeServe, ForgedOutputsAreRefusedAndSpoilNothing) {
   std::cin.rdbuf(old);
   ASSERT_EQ(served.exit_code, 0) << served.stdout_text;
   nlohmann::json r1 = read_json(root + "/r1.json"), r2 = read_json(root + "/r2.json"),
-                 r3 = read_json(root + "/r3.json"), r4 = read_json(root + "/r4.json");
+                 r3 = read_json(root + "/r3.json"), r4 = read_json(root + "/r4.json"),
+                 r5 = read_json(root + "/r5.json");
   EXPECT_EQ(r1["status"], "wrong") << r1.dump();
   EXPECT_NE(r1["reason"].get<std::string>().find("no readable outputs"), std::string::npos);
   EXPECT_EQ(r2["status"], "wrong") << r2.dump();
@@ -183,8 +189,10 @@ TEST(JudgeServe, ForgedOutputsAreRefusedAndSpoilNothing) {
       << r2["reason"];
   EXPECT_EQ(r3["status"], "wrong") << r3.dump();
   EXPECT_NE(r3["reason"].get<std::string>().find("stride"), std::string::npos) << r3["reason"];
-  EXPECT_EQ(r4["status"], "pass") << r4.dump();
-  EXPECT_EQ(phase_seconds(r4, "check.setup"), 0.0) << r4["phase_seconds"];
+  EXPECT_EQ(r4["status"], "wrong") << r4.dump();
+  EXPECT_NE(r4["reason"].get<std::string>().find("is missing"), std::string::npos) << r4["reason"];
+  EXPECT_EQ(r5["status"], "pass") << r5.dump();
+  EXPECT_EQ(phase_seconds(r5, "check.setup"), 0.0) << r5["phase_seconds"];
 }
 
 TEST(JudgeServe, NeedsTheReferenceAndItsOutputs) {
