@@ -78,8 +78,8 @@ def main():
     # start, device and context set-up, correctness) except the benchmark phase's sampling.
     overhead_wall = [k["build_s"] + k.get("screen_s", 0) + k["test_s"] - k["benchmark_s"]
                      for k in ks]
-    # Where the correctness phase goes, from each candidate's harness result file.
-    steps = {}
+    # Where the correctness and benchmark phases go, from each candidate's harness result file.
+    steps, bench_steps = {}, {}
     for i in range(len(ks)):
         path = os.path.join(scratch, "runs", job, "kernels", f"{i:03d}", "result.json")
         try:
@@ -89,6 +89,8 @@ def main():
         for key, value in phases.items():
             if key.startswith("correctness."):
                 steps.setdefault(key, []).append(value)
+            elif key.startswith("benchmark."):
+                bench_steps.setdefault(key, []).append(value)
     summary = {
         "format": "kernelfoundry-eval-overhead",
         "task": args.task,
@@ -99,6 +101,7 @@ def main():
         "median_build_plus_correctness_s": statistics.median(overhead),
         "median_overhead_wall_s": statistics.median(overhead_wall),
         "median_correctness_steps_s": {key: statistics.median(v) for key, v in steps.items()},
+        "median_benchmark_steps_s": {key: statistics.median(v) for key, v in bench_steps.items()},
         "per_candidate": split,
         "job_wall_s": wall,
     }
@@ -109,10 +112,11 @@ def main():
           f"{m['correctness_s']:.3f} s, benchmark {m['benchmark_s']:.3f} s; build+correctness "
           f"{summary['median_build_plus_correctness_s']:.3f} s; build + test child - benchmark "
           f"{summary['median_overhead_wall_s']:.3f} s; job wall {wall:.1f} s")
-    st = summary["median_correctness_steps_s"]
-    if st:
-        print("  correctness steps (median s): " +
-              ", ".join(f"{k.split('.', 1)[1]} {v:.3f}" for k, v in st.items()))
+    for phase in ("correctness", "benchmark"):
+        st = summary[f"median_{phase}_steps_s"]
+        if st:
+            print(f"  {phase} steps (median s): " +
+                  ", ".join(f"{k.split('.', 1)[1]} {v:.3f}" for k, v in st.items()))
 
 
 if __name__ == "__main__":

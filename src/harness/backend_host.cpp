@@ -116,6 +116,14 @@ class HostDevice : public Device {
     strided_copy(static_cast<char*>(dst), elem_bytes, static_cast<const char*>(mem) + offset, pitch,
                  elem_bytes, count);
   }
+  void copy(void* dst, const void* src, std::size_t offset, std::size_t bytes) override {
+    std::memcpy(static_cast<char*>(dst) + offset, static_cast<const char*>(src) + offset, bytes);
+  }
+  void copy_strided(void* dst, const void* src, std::size_t offset, std::size_t pitch,
+                    std::size_t elem_bytes, std::size_t count) override {
+    strided_copy(static_cast<char*>(dst) + offset, pitch, static_cast<const char*>(src) + offset,
+                 pitch, elem_bytes, count);
+  }
   void fill(void* mem, std::size_t offset, const void* pattern, std::size_t pattern_bytes,
             std::size_t bytes) override {
     char* dst = static_cast<char*>(mem) + offset;

@@ -75,6 +75,22 @@ class OpenCLDevice : public Device {
                                         host_origin, region, pitch, 0, elem_bytes, 0, dst, 0,
                                         nullptr, nullptr));
   }
+  void copy(void* dst, const void* src, std::size_t offset, std::size_t bytes) override {
+    if (bytes == 0) return;
+    KF_CL_CHECK(clEnqueueCopyBuffer(runtime_.queue(), static_cast<cl_mem>(const_cast<void*>(src)),
+                                    static_cast<cl_mem>(dst), offset, offset, bytes, 0, nullptr,
+                                    nullptr));
+    KF_CL_CHECK(clFinish(runtime_.queue()));
+  }
+  void copy_strided(void* dst, const void* src, std::size_t offset, std::size_t pitch,
+                    std::size_t elem_bytes, std::size_t count) override {
+    if (count == 0) return;
+    const std::size_t origin[3] = {offset, 0, 0}, region[3] = {elem_bytes, count, 1};
+    KF_CL_CHECK(clEnqueueCopyBufferRect(
+        runtime_.queue(), static_cast<cl_mem>(const_cast<void*>(src)), static_cast<cl_mem>(dst),
+        origin, origin, region, pitch, 0, pitch, 0, 0, nullptr, nullptr));
+    KF_CL_CHECK(clFinish(runtime_.queue()));
+  }
   void fill(void* mem, std::size_t offset, const void* pattern, std::size_t pattern_bytes,
             std::size_t bytes) override {
     if (bytes == 0) return;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "harness/device.h"
 
@@ -32,6 +33,19 @@ void Device::download_strided(void* mem, std::size_t offset, std::size_t pitch, 
   char* to = static_cast<char*>(dst);
   for (std::size_t k = 0; k < count; ++k)
     download(mem, offset + k * pitch, to + k * elem_bytes, elem_bytes);
+}
+
+void Device::copy(void* dst, const void* src, std::size_t offset, std::size_t bytes) {
+  std::vector<unsigned char> host(bytes);
+  download(const_cast<void*>(src), offset, host.data(), bytes);
+  upload(dst, offset, host.data(), bytes);
+}
+
+void Device::copy_strided(void* dst, const void* src, std::size_t offset, std::size_t pitch,
+                          std::size_t elem_bytes, std::size_t count) {
+  std::vector<unsigned char> host(elem_bytes * count);
+  download_strided(const_cast<void*>(src), offset, pitch, host.data(), elem_bytes, count);
+  upload_strided(dst, offset, pitch, host.data(), elem_bytes, count);
 }
 
 std::size_t host_flush_bytes() {

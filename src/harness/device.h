@@ -45,6 +45,13 @@ class Device {
                               std::size_t elem_bytes, std::size_t count);
   virtual void download_strided(void* mem, std::size_t offset, std::size_t pitch, void* dst,
                                 std::size_t elem_bytes, std::size_t count);
+  // Device-to-device copies between two allocations of this device: `bytes` from src to dst at
+  // the same offset, and the strided form (the same `count` elements at offset + k * pitch in
+  // both). The perturbation puts a timed call's inputs back from a pristine copy this way, with
+  // no trip through the host. The defaults (device.cpp) go through host memory.
+  virtual void copy(void* dst, const void* src, std::size_t offset, std::size_t bytes);
+  virtual void copy_strided(void* dst, const void* src, std::size_t offset, std::size_t pitch,
+                            std::size_t elem_bytes, std::size_t count);
   // Repeats `pattern` (pattern_bytes divides bytes and offset) over [offset, offset + bytes).
   virtual void fill(void* mem, std::size_t offset, const void* pattern, std::size_t pattern_bytes,
                     std::size_t bytes) = 0;
@@ -59,6 +66,9 @@ class Device {
   virtual double end_call() = 0;
   // A remark on the last call's timing worth a result flag (e.g. side-stream work), then cleared.
   virtual std::string take_timing_note() { return ""; }
+  // Which clock gave the last end_call()'s time: "cupti" (kernel records), "events", or "" when
+  // the backend has one clock only.
+  virtual std::string last_timer() const { return ""; }
 
   virtual OpenCL* opencl() { return nullptr; }
 };

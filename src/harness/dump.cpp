@@ -7,8 +7,6 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -56,20 +54,60 @@ Perturbation perturbation_from_json(const Json& p) {
   return out;
 }
 
+// Written through a temporary name and renamed, so a reader never sees half a file. Large
+// outputs go in chunks from several threads (page-cache copies, which one thread cannot keep up
+// with at hundreds of MB per candidate).
 bool write_file(const std::string& path, const void* data, std::size_t bytes, std::string* err) {
   std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) {
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
     *err = "cannot write " + tmp + ": " + write_error_text(errno);
     return false;
   }
-  bool ok = bytes == 0 || std::fwrite(data, 1, bytes, f) == bytes;
-  int saved = errno;
-  ok = (std::fclose(f) == 0) && ok;
-  if (ok && std::rename(tmp.c_str(), path.c_str()) == 0) return true;
-  *err = "cannot write " + path + ": " + write_error_text(ok ? errno : saved);
+  constexpr long kChunk = 8L << 20;
+  std::vector<int> errors(std::size_t((long(bytes) + kChunk - 1) / kChunk), 0);
+  const char* from = static_cast<const char*>(data);
+  parallel_chunks(long(bytes), kChunk, [&](long chunk, long begin, long end) {
+    std::size_t done = 0, size = std::size_t(end - begin);
+    while (done < size) {
+      ssize_t n = ::pwrite(fd, from + begin + done, size - done, off_t(begin + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        errors[std::size_t(chunk)] = n < 0 ? errno : ENOSPC;
+        return;
+      }
+      done += std::size_t(n);
+    }
+  });
+  int saved = 0;
+  for (int e : errors) saved = saved != 0 ? saved : e;
+  if (::close(fd) != 0 && saved == 0) saved = errno;
+  if (saved == 0 && std::rename(tmp.c_str(), path.c_str()) == 0) return true;
+  *err = "cannot write " + path + ": " + write_error_text(saved != 0 ? saved : errno);
   std::remove(tmp.c_str());
   return false;
+}
+
+// The manifest's text, not through a link (like the output files).
+bool read_manifest(const std::string& path, std::string* text) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t(256) << 20)) {
+    ::close(fd);
+    return false;
+  }
+  text->clear();
+  char buf[1 << 16];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      return n == 0;
+    }
+    text->append(buf, std::size_t(n));
+  }
 }
 
 Json entry_json(const DumpEntry& e) {
@@ -159,14 +197,12 @@ bool DumpWriter::add(DumpEntry entry, const std::vector<std::vector<unsigned cha
 }
 
 bool read_dump(const std::string& dir, std::vector<DumpEntry>* entries, std::string* err) {
-  std::ifstream in(dir + "/manifest.json", std::ios::binary);
-  if (!in) {
-    *err = "no outputs were written (" + dir + "/manifest.json is missing)";
+  std::string text;
+  if (!read_manifest(dir + "/manifest.json", &text)) {
+    *err = "no outputs were written (" + dir + "/manifest.json is missing, or not a regular file)";
     return false;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  Json j = Json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object() || !j.contains("entries") || !j["entries"].is_array() ||
       j["entries"].size() > std::size_t(kMaxEntries)) {
     *err = dir + "/manifest.json is not an output manifest";

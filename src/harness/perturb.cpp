@@ -26,9 +26,10 @@ void swap_elements(unsigned char* mem, std::size_t pitch, unsigned char* values,
 }
 
 // Writes the values of `p` into input `p.input`, saving what they replace in `undo`. Host memory
-// is swapped in one pass (each touched cache line once); device memory takes a strided read
-// and a strided write.
-void write_perturbation(CaseState& cs, const Perturbation& p, PerturbUndo* undo) {
+// is swapped in one pass (each touched cache line once); device memory takes a strided write,
+// and a strided read before it unless `use_pristine` and a pristine copy holds the originals.
+void write_perturbation(CaseState& cs, const Perturbation& p, PerturbUndo* undo,
+                        bool use_pristine) {
   Buffer& b = *cs.inputs[std::size_t(p.input)];
   Device& device = BufferAccess::device(b);
   std::size_t size = dtype_size(b.dtype());
@@ -56,13 +57,44 @@ void write_perturbation(CaseState& cs, const Perturbation& p, PerturbUndo* undo)
     undo->saved.emplace_back(p, std::move(values));  // now the original bytes
     return;
   }
-  std::vector<unsigned char> before(values.size());
-  device.download_strided(b.handle(), offset, pitch, before.data(), size, std::size_t(p.count));
+  std::vector<unsigned char> before;
+  if (!use_pristine || !undo->make_pristine(device, b.handle(), std::size_t(p.input),
+                                            BufferAccess::capacity_bytes(b))) {
+    before.resize(values.size());
+    device.download_strided(b.handle(), offset, pitch, before.data(), size, std::size_t(p.count));
+  }
   device.upload_strided(b.handle(), offset, pitch, values.data(), size, std::size_t(p.count));
   undo->saved.emplace_back(p, std::move(before));
 }
 
 }  // namespace
+
+PerturbUndo::~PerturbUndo() {
+  for (void* mem : pristine_)
+    if (mem != nullptr) device_->release(mem);
+}
+
+void* PerturbUndo::make_pristine(Device& device, void* input, std::size_t i, std::size_t bytes) {
+  if (i >= tried_.size()) {
+    tried_.resize(i + 1, false);
+    pristine_.resize(i + 1, nullptr);
+  }
+  if (tried_[i]) return pristine_[i];
+  tried_[i] = true;
+  if (device_ != nullptr && device_ != &device) return nullptr;  // one device per undo
+  device_ = &device;
+  void* copy = nullptr;
+  try {
+    copy = device.alloc(bytes);
+    device.copy(copy, input, 0, bytes);
+  } catch (const DeviceError&) {
+    // No room for a second copy of a large input: the strided read-back path works without.
+    if (copy != nullptr) device.release(copy);
+    return nullptr;
+  }
+  pristine_[i] = copy;
+  return copy;
+}
 
 bool is_perturb_stride(long stride) {
   for (long s : kStrides)
@@ -86,9 +118,15 @@ void restore_inputs(CaseState& cs, PerturbUndo* undo) {
     const Perturbation& p = it->first;
     Buffer& b = *cs.inputs[std::size_t(p.input)];
     std::size_t size = dtype_size(b.dtype());
-    BufferAccess::device(b).upload_strided(b.handle(), std::size_t(p.offset) * size,
-                                           std::size_t(p.stride) * size, it->second.data(), size,
-                                           std::size_t(p.count));
+    std::size_t offset = std::size_t(p.offset) * size, pitch = std::size_t(p.stride) * size;
+    Device& device = BufferAccess::device(b);
+    if (it->second.empty() && p.count > 0) {
+      device.copy_strided(b.handle(), undo->pristine_of(std::size_t(p.input)), offset, pitch, size,
+                          std::size_t(p.count));
+    } else {
+      device.upload_strided(b.handle(), offset, pitch, it->second.data(), size,
+                            std::size_t(p.count));
+    }
   }
   undo->saved.clear();
 }
@@ -105,7 +143,7 @@ std::vector<Perturbation> perturb_inputs(CaseState& cs, std::mt19937_64& rng, Pe
     p.offset = long(rng() % std::uint64_t(std::min(p.stride, n)));
     p.count = perturbed_count(n, p.offset, p.stride);
     p.seed = rng();
-    write_perturbation(cs, p, undo);
+    write_perturbation(cs, p, undo, /*use_pristine=*/true);
     out.push_back(p);
   }
   return out;
@@ -161,7 +199,8 @@ bool apply_perturbation(CaseState& cs, const std::vector<Perturbation>& perturb,
       return false;
     }
   }
-  for (const Perturbation& p : perturb) write_perturbation(cs, p, undo);
+  // One checker call per perturbation: a pristine copy would cost more than it saves.
+  for (const Perturbation& p : perturb) write_perturbation(cs, p, undo, /*use_pristine=*/false);
   return true;
 }
 

@@ -29,13 +29,35 @@ long perturbed_count(long elements, long offset, long stride);
 bool perturbable(const CaseState& cs, std::size_t i);
 
 // What a perturbation overwrote, so it can be put back (the inputs' checksums must hold after).
-struct PerturbUndo {
-  std::vector<std::pair<Perturbation, std::vector<unsigned char>>> saved;  // original bytes
+// Device memory (no host view) is put back from a pristine device copy of the input when one
+// could be made (perturb_inputs makes it on first use; then nothing is read back before a
+// write), else from the saved bytes.
+class PerturbUndo {
+ public:
+  PerturbUndo() = default;
+  ~PerturbUndo();
+  PerturbUndo(const PerturbUndo&) = delete;
+  PerturbUndo& operator=(const PerturbUndo&) = delete;
+
+  // The original bytes; empty where pristine_of(input) holds them.
+  std::vector<std::pair<Perturbation, std::vector<unsigned char>>> saved;
+
+  // A device copy of input `i` as uploaded, or null (none made, or no memory for it).
+  void* pristine_of(std::size_t i) const { return i < pristine_.size() ? pristine_[i] : nullptr; }
+  // Makes it (once per input; a failed allocation is not retried). Null when it cannot.
+  void* make_pristine(Device& device, void* input, std::size_t i, std::size_t bytes);
+
+ private:
+  Device* device_ = nullptr;
+  std::vector<void*> pristine_;
+  std::vector<bool> tried_;
 };
 
 // Candidate side, before a timed call: restores what `undo` holds, then gives every perturbable
 // input of `cs` new values (drawn from its own distribution with a seed from `rng`) at a new
-// strided set of elements. Three strided device copies per input: restore, save, write.
+// strided set of elements. Device memory: one strided upload per input and one device-side
+// strided copy to put the previous call's elements back (from a pristine copy made on the
+// first call; without one, a strided download saves what is overwritten).
 // Returns what changed, one Perturbation per perturbed input.
 std::vector<Perturbation> perturb_inputs(CaseState& cs, std::mt19937_64& rng, PerturbUndo* undo);
 // Puts back what `undo` holds and empties it.

@@ -1,6 +1,6 @@
-// The strided device copies of the OpenCL backend (clEnqueueWrite/ReadBufferRect, PoCL here):
-// a perturbation made on OpenCL buffers equals the host checker's re-application bit for bit,
-// and restoring gives back the uploaded bytes.
+// The strided device copies of the OpenCL backend (clEnqueueWrite/Read/CopyBufferRect, PoCL
+// here): a perturbation made on OpenCL buffers equals the host checker's re-application bit for
+// bit, and restoring (from pristine device copies) gives back the uploaded bytes.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -44,6 +44,10 @@ TEST(PerturbOpenCL, StridedCopiesMatchTheHostChecker) {
   std::vector<Perturbation> last;
   for (int call = 0; call < 6; ++call) last = perturb_inputs(cand, rng, &undo);
   ASSERT_EQ(last.size(), 4u);
+  // Device memory is put back from pristine device copies: nothing was read back to the host.
+  for (std::size_t i = 0; i < cand.inputs.size(); ++i)
+    EXPECT_NE(undo.pristine_of(i), nullptr) << cand.inputs[i]->name();
+  for (const auto& saved : undo.saved) EXPECT_TRUE(saved.second.empty());
   PerturbUndo applied;
   std::string err;
   ASSERT_TRUE(apply_perturbation(check, last, &applied, &err)) << err;

@@ -4,6 +4,9 @@
 // and an incremental memo must redo every row.
 #include "harness/perturb.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -175,6 +178,15 @@ TEST(Perturb, CheckerReproducesTheCandidatesInputs) {
   ASSERT_EQ(got.size(), 1u);
   ASSERT_EQ(got[0].perturb.size(), last.size());
   EXPECT_EQ(got[0].perturb[0].seed, last[0].seed);
+  {
+    // A manifest that is a link (e.g. to another run's) is not read.
+    std::string linked = testing::make_temp_dir() + "/dump";
+    ASSERT_EQ(::mkdir(linked.c_str(), 0755), 0);
+    ASSERT_EQ(::symlink((dir + "/manifest.json").c_str(), (linked + "/manifest.json").c_str()), 0);
+    std::vector<DumpEntry> none;
+    EXPECT_FALSE(read_dump(linked, &none, &err));
+    EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
+  }
 
   std::vector<std::vector<unsigned char>> original;
   for (auto& b : check.cs->inputs) original.push_back(bytes_of(*b));

@@ -117,7 +117,13 @@ class Runner {
   // Where the correctness phase's time goes (reported as phase_seconds "correctness.<step>").
   struct StepTimes {
     double setup = 0, reference = 0, calls = 0, checks = 0;
+    double dump = 0;  // the split judge's candidate child: outputs written for the checker
   } times_;
+  // And the benchmark phase's ("benchmark.<step>"): inputs, the perturbation before each timed
+  // call, the calls with their flushes, and what follows the timing loop.
+  struct BenchTimes {
+    double setup = 0, perturb = 0, calls = 0, after = 0;
+  } bench_times_;
 };
 
 }  // namespace kernelfoundry

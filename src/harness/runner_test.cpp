@@ -222,6 +222,15 @@ TEST(HostRunner, BenchmarkTimesEveryShape) {
   }
   EXPECT_NEAR(r.json["sampled_ms_total"].get<double>(), total, 1e-9);
   EXPECT_NE(r.stdout_text.find("median_ms"), std::string::npos);
+  // Where the phase's time went; the calls' share is at least what was sampled.
+  for (const char* step :
+       {"benchmark.setup", "benchmark.perturb", "benchmark.calls", "benchmark.after"}) {
+    ASSERT_TRUE(r.json["phase_seconds"].contains(step)) << step;
+    EXPECT_GE(r.json["phase_seconds"][step].get<double>(), 0.0) << step;
+  }
+  EXPECT_GE(r.json["phase_seconds"]["benchmark.calls"].get<double>() * 1e3, total);
+  EXPECT_LE(r.json["phase_seconds"]["benchmark.calls"].get<double>(),
+            r.json["phase_seconds"]["benchmark"].get<double>());
 }
 
 TEST(HostRunner, WrongAfterTimingLoopIsCaught) {

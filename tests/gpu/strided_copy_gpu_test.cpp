@@ -1,6 +1,7 @@
 // The CUDA backend's strided copies (the perturbation before every timed call): element k of a
-// packed host array to or from base + k * pitch, for every element size the dtypes have, and
-// nothing else in the buffer touched. Runs on the GPU machine (KF_GPU_TESTS).
+// packed host array to or from base + k * pitch, and the same elements between two device
+// buffers, for every element size the dtypes have, and nothing else in the buffer touched. Runs on
+// the GPU machine (KF_GPU_TESTS).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -43,6 +44,19 @@ TEST_P(StridedCopy, SpreadsAndCollectsExactlyTheStridedElements) {
   for (std::size_t k = 0; k < count; ++k)
     std::memcpy(&want[(offset + k * stride) * elem], &packed[k * elem], elem);
   EXPECT_TRUE(after == want) << "the strided write changed other bytes or missed some";
+
+  // Device to device: a pristine copy of the original, then its strided elements put back.
+  void* pristine = device->alloc(bytes);
+  device->upload(pristine, 0, before.data(), bytes);
+  void* whole = device->alloc(bytes);
+  device->copy(whole, pristine, 0, bytes);
+  device->copy_strided(mem, pristine, offset * elem, stride * elem, elem, count);
+  device->download(mem, 0, after.data(), bytes);
+  EXPECT_TRUE(after == before) << "the device strided copy did not put back exactly the elements";
+  device->download(whole, 0, after.data(), bytes);
+  EXPECT_TRUE(after == before) << "the device-to-device copy differs";
+  device->release(whole);
+  device->release(pristine);
   device->release(mem);
 }
 
