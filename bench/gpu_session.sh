@@ -12,6 +12,7 @@
 #                                        # GPU test candidates (hand-written, not a model's output)
 #   bash bench/gpu_session.sh integrity  # CUDA adversarial and honest candidates (gpu_integrity.sh)
 #   OLD=old/.dist bash bench/gpu_session.sh overhead  # per-candidate cost, this tree vs $OLD
+#                                        # (TASKS="softmax_cuda" ROUNDS="1 2" pick a part)
 set -uo pipefail
 stage=${1:?stage: validate, ncu, search, overhead or integrity}
 OUT=${OUT:-bench/results/h200}
@@ -73,8 +74,8 @@ case $stage in
     # Per-candidate cost of the CUDA examples, this tree against an older install tree in $OLD
     # (e.g. a commit before a change, built by make_dist.sh and unpacked there), alternating
     # old and new per task so drift of the machine hits both alike.
-    for t in softmax_cuda matmul_cuda; do
-      for round in 1 2; do
+    for t in ${TASKS:-softmax_cuda matmul_cuda}; do
+      for round in ${ROUNDS:-1 2}; do
         if [ -n "${OLD:-}" ]; then
           LD_LIBRARY_PATH=$OLD/lib step python3 bench/eval_overhead.py --cli "$OLD/bin/kernelfoundry" \
             --task examples/tasks/$t --n 3 --out "$OUT/eval_overhead_before_${t}_$round.json"
@@ -82,7 +83,7 @@ case $stage in
         step python3 bench/eval_overhead.py --cli "$KF" --task examples/tasks/$t --n 3 \
           --out "$OUT/eval_overhead_${t}_$round.json"
       done
-    done > "$OUT/eval_overhead_compare.txt" 2>&1
+    done > "$OUT/eval_overhead_compare$(printf '_%s' ${TASKS:-}).txt" 2>&1
     ;;
   integrity)
     # Writes $OUT/integrity_cuda.txt; its exit status says whether every verdict was as expected.

@@ -1,6 +1,7 @@
 // The CUDA backend (runtime host API only, so the host compiler builds it): cudaMalloc'd buffers,
-// event timing on the default stream, and an L2 flush (a read kernel, from PTX) before cold
-// samples.
+// kernel-exact timing from CUPTI activity records (cupti_timing.h) with event timing on the
+// default stream as the fallback and cross-check, and an L2 flush (a read kernel, from PTX)
+// before cold samples.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "harness/cupti_timing.h"
 #include "harness/device.h"
 
 namespace kernelfoundry {
@@ -157,6 +159,9 @@ class CudaDevice : public Device {
     KF_CUDA_CHECK(cudaEventCreate(&stop_));
     KF_CUDA_CHECK(cudaEventCreate(&tail_));
     calibrate_tail();
+    // Kernel-exact timing where libcupti loads; events otherwise (info() says which and why).
+    if (CuptiTimer::instance().load(reinterpret_cast<const void*>(&cudaGetDeviceCount)))
+      cupti_ = &CuptiTimer::instance();
   }
   ~CudaDevice() override {
     if (flush_mem_) cudaFree(flush_mem_);
@@ -177,13 +182,17 @@ class CudaDevice : public Device {
     return {{"arch", arch_},
             {"l2_bytes", std::to_string(l2_bytes_)},
             {"cuda_runtime", std::to_string(runtime)},
-            {"cuda_driver", std::to_string(driver)}};
+            {"cuda_driver", std::to_string(driver)},
+            {"timer", cupti_ != nullptr && cupti_->loaded()
+                          ? "cupti (" + cupti_->library() + ")"
+                          : "events (" + CuptiTimer::instance().why_not() + ")"}};
   }
 
   void* alloc(std::size_t bytes) override {
     void* p = nullptr;
     cudaError_t err = cudaMalloc(&p, std::max<std::size_t>(bytes, 1));
     if (err != cudaSuccess) {
+      cudaGetLastError();  // a caller that recovers must not see it again as run()'s error
       throw DeviceError("cudaMalloc(" + std::to_string(bytes) +
                         " bytes) failed: " + cuda_error_text(err));
     }
@@ -241,6 +250,30 @@ class CudaDevice : public Device {
     launch_strided(base, packed, pitch, elem_bytes, count, /*scatter=*/false);
     KF_CUDA_CHECK(cudaMemcpy(dst, packed, elem_bytes * count, cudaMemcpyDeviceToHost));
   }
+  void copy(void* dst, const void* src, std::size_t offset, std::size_t bytes) override {
+    if (bytes == 0) return;
+    KF_CUDA_CHECK(cudaMemcpy(static_cast<char*>(dst) + offset,
+                             static_cast<const char*>(src) + offset, bytes,
+                             cudaMemcpyDeviceToDevice));
+  }
+  // Collected from src into the staging buffer, spread from it into dst: two launches, nothing
+  // through the host.
+  void copy_strided(void* dst, const void* src, std::size_t offset, std::size_t pitch,
+                    std::size_t elem_bytes, std::size_t count) override {
+    if (count == 0) return;
+    if (!strided_kernels_ready()) {
+      KF_CUDA_CHECK(cudaMemcpy2D(static_cast<char*>(dst) + offset, pitch,
+                                 static_cast<const char*>(src) + offset, pitch, elem_bytes, count,
+                                 cudaMemcpyDeviceToDevice));
+      return;
+    }
+    void* packed = staging(elem_bytes * count);
+    launch_strided(const_cast<char*>(static_cast<const char*>(src)) + offset, packed, pitch,
+                   elem_bytes, count, /*scatter=*/false);
+    launch_strided(static_cast<char*>(dst) + offset, packed, pitch, elem_bytes, count,
+                   /*scatter=*/true);
+    KF_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  }
   void fill(void* mem, std::size_t offset, const void* pattern, std::size_t pattern_bytes,
             std::size_t bytes) override {
     if (bytes == 0) return;
@@ -283,12 +316,25 @@ class CudaDevice : public Device {
     } else {  // no PTX JIT (should not happen): a write flush, which leaves dirty lines
       KF_CUDA_CHECK(cudaMemsetAsync(flush_mem_, ++flush_value_, bytes, nullptr));
     }
-    // No synchronise here: the start event is recorded behind the still-running memset, so it
-    // fires when the device turns to the call, not while the host is still launching it (an
-    // idle device would add the launch latency, several microseconds, to every sample).
+    // No synchronise here (begin_call waits when CUPTI traces the call): without CUPTI the start
+    // event is recorded behind the still-running flush, so it fires when the device turns to the
+    // call, not while the host is still launching it (an idle device would add the launch
+    // latency, several microseconds, to every sample).
   }
 
-  void begin_call() override { KF_CUDA_CHECK(cudaEventRecord(start_, nullptr)); }
+  void begin_call() override {
+    if (cupti_ != nullptr && cupti_->loaded()) {
+      // The call's window opens on an idle device: the L2 flush still running (see flush_caches)
+      // and the perturbation's copies are not the call's work. The start event, now recorded on
+      // an idle device, also counts the first launch's latency: the cross-check leaves that
+      // lead-in out (cupti_timing.h).
+      // The window opens before the start event is recorded, so it cannot open after the event
+      // fired (a host stall there would count as the call's idle time).
+      KF_CUDA_CHECK(cudaDeviceSynchronize());
+      if (!cupti_->start()) cupti_note_ = "CUPTI stopped working (" + cupti_->why_not() + ")";
+    }
+    KF_CUDA_CHECK(cudaEventRecord(start_, nullptr));
+  }
 
   double end_call() override {
     cudaError_t launch = cudaGetLastError();  // launch errors of run()'s kernels
@@ -296,9 +342,13 @@ class CudaDevice : public Device {
     // synchronise that follows also waits for non-blocking ones, and the tail event shows whether
     // work was still running after the stop event (then the sample covers it, see below).
     cudaError_t rec = cudaEventRecord(stop_, nullptr);
+    if (cupti_ != nullptr) cupti_->mark_stop();  // after the record: run() had returned by then
     cudaError_t sync = cudaDeviceSynchronize();
     cudaError_t tail = cudaEventRecord(tail_, nullptr);
     if (tail == cudaSuccess) tail = cudaEventSynchronize(tail_);
+    CallRecords records;
+    std::string problem;
+    bool traced = cupti_ != nullptr && cupti_->active() && cupti_->stop(&records, &problem);
     if (launch != cudaSuccess)
       throw DeviceError("CUDA error from run(): " + cuda_error_text(launch));
     if (sync != cudaSuccess) {
@@ -315,9 +365,10 @@ class CudaDevice : public Device {
       side_stream_note_ = "work not ordered with the default stream ran " +
                           std::to_string(gap - tail_baseline_ms_) +
                           " ms past the stop event; the sample includes it";
-      return std::max(double(ms), double(whole) - tail_baseline_ms_);
+      return with_records(std::max(double(ms), double(whole) - tail_baseline_ms_), traced, records,
+                          problem);
     }
-    return ms;
+    return with_records(ms, traced, records, problem);
   }
 
   std::string take_timing_note() override {
@@ -325,14 +376,35 @@ class CudaDevice : public Device {
     note.swap(side_stream_note_);
     return note;
   }
+  std::string take_timer_note() override {
+    std::string note;
+    note.swap(cupti_note_);
+    return note;
+  }
+  std::string last_timer() const override { return last_timer_; }
 
  private:
+  // The call's sample from its event time and, where CUPTI traced it, its records
+  // (cupti_timing.h: the union, unless the events saw the device idle inside the call).
+  double with_records(double events_ms, bool traced, const CallRecords& records,
+                      const std::string& problem) {
+    last_timer_ = "events";
+    if (!traced) {
+      if (!problem.empty()) cupti_note_ = problem + "; the sample is the event time";
+      return events_ms;
+    }
+    TimedSample sample = choose_sample(events_ms, records);
+    cupti_note_ = sample.note;
+    if (sample.cupti) last_timer_ = "cupti";
+    return sample.ms;
+  }
+
   // The stop->tail gap of an empty call: the synchronise round trip, subtracted from samples
   // that include side-stream work.
   void calibrate_tail() {
     std::vector<float> gaps;
     for (int i = 0; i < 5; ++i) {
-      begin_call();
+      KF_CUDA_CHECK(cudaEventRecord(start_, nullptr));
       KF_CUDA_CHECK(cudaEventRecord(stop_, nullptr));
       KF_CUDA_CHECK(cudaDeviceSynchronize());
       KF_CUDA_CHECK(cudaEventRecord(tail_, nullptr));
@@ -411,6 +483,9 @@ class CudaDevice : public Device {
   cudaEvent_t start_ = nullptr, stop_ = nullptr, tail_ = nullptr;
   double tail_baseline_ms_ = 0;
   std::string side_stream_note_;
+  CuptiTimer* cupti_ = nullptr;  // set when libcupti loaded
+  std::string cupti_note_;       // why the last call's sample is the event time despite CUPTI
+  std::string last_timer_;
   void* flush_mem_ = nullptr;
   unsigned char flush_value_ = 0;
   const bool exact_buffers_ = std::getenv("KF_HARNESS_NO_GUARD_BYTES") != nullptr;

@@ -66,6 +66,9 @@ class Device {
   virtual double end_call() = 0;
   // A remark on the last call's timing worth a result flag (e.g. side-stream work), then cleared.
   virtual std::string take_timing_note() { return ""; }
+  // Why the last call's sample came from the fallback clock although the precise one was on
+  // (CUDA: the event time instead of CUPTI's records), then cleared; "" when it did not.
+  virtual std::string take_timer_note() { return ""; }
   // Which clock gave the last end_call()'s time: "cupti" (kernel records), "events", or "" when
   // the backend has one clock only.
   virtual std::string last_timer() const { return ""; }

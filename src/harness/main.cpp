@@ -300,10 +300,14 @@ int run_protocol(const std::vector<std::string>& args, Problem& problem, const S
   report.device_info = device->info();
   std::string header = std::string("kernelfoundry harness ") + harness_version() + ": " +
                        report.impl + " on " + report.backend + " device '" + report.device + "'";
+  std::string timer;
   for (const auto& [key, value] : report.device_info) {
     if (key == "platform") header += " (platform '" + value + "')";
+    if (key == "timer" && value.rfind("events", 0) == 0) timer = value;
   }
   say(header);
+  // CUDA without CUPTI: said once, not an error (event timing, see docs/harness.md).
+  if (!timer.empty()) say("timing: " + timer);
 
   Runner runner(problem, suite, options, ctx, report);
   runner.set_hidden_shapes(hidden);

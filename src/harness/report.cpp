@@ -62,6 +62,17 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// What timed a shape's samples: "cupti" (kernel records), "events" (CUDA or OpenCL events),
+// "mixed: K of N from cupti", or "host" (the clock around the call: the host backend's, or a
+// device backend's without timestamps).
+std::string timer_name(const std::string& backend, const ShapeTiming& t) {
+  if (!t.device_timed || backend == "host") return "host";
+  long n = long(t.device_ms.size());
+  if (t.cupti_samples == 0) return "events";
+  if (t.cupti_samples >= n) return "cupti";
+  return "mixed: " + std::to_string(t.cupti_samples) + " of " + std::to_string(n) + " from cupti";
+}
+
 // JSON has no NaN/Inf: write null instead.
 Json number(double v) {
   return std::isfinite(v) ? Json(v) : Json(nullptr);
@@ -159,7 +170,8 @@ std::string report_json(const Report& r) {
                       {"converged", t.converged},
                       {"stop", stop_reason_name(t.stop)},
                       {"warmup_calls", t.warmup_calls},
-                      {"device_timed", t.device_timed}};
+                      {"device_timed", t.device_timed},
+                      {"timer", timer_name(r.backend, t)}};
   }
   j["timings"] = timings;
   j["stats"] = stats;

@@ -48,6 +48,7 @@ struct ShapeTiming {
   StopReason stop = StopReason::None;
   long warmup_calls = 0;
   bool device_timed = true;  // false: the backend had no device timestamps (host time used)
+  long cupti_samples = 0;    // CUDA: samples read from CUPTI records (the rest from events)
 };
 
 struct Report {

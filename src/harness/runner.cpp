@@ -1075,6 +1075,8 @@ bool Runner::benchmark_shape(const Shape& shape) {
     }
     std::string note = device.take_timing_note();
     if (!note.empty()) report_.add_flag("work_outside_default_stream", shape.id() + ": " + note);
+    note = device.take_timer_note();
+    if (!note.empty()) report_.add_flag("timer_fallback", shape.id() + ": " + note);
     *device_ms = out.device_ms;
     *host_ms = out.host_ms;
     return true;
@@ -1149,6 +1151,7 @@ bool Runner::benchmark_shape(const Shape& shape) {
     }
     t.device_ms.push_back(ms);
     t.host_ms.push_back(host);
+    if (device.last_timer() == "cupti") ++t.cupti_samples;
     running.add(ms);
     report_.sampled_ms_total += ms;
     t.stop = should_stop(running, seconds_since(loop_start), rule);

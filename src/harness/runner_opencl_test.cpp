@@ -97,6 +97,7 @@ TEST_F(OpenCLRunner, CorrectKernelPassesAndIsTimedFromEvents) {
   EXPECT_FALSE(r.json["device"].get<std::string>().empty());
   EXPECT_TRUE(r.json["device_info"].contains("platform"));
   EXPECT_TRUE(r.json["stats"]["n=4096"]["device_timed"].get<bool>());
+  EXPECT_EQ(r.json["stats"]["n=4096"]["timer"], "events");  // the launches' profiling events
   EXPECT_GT(r.json["stats"]["n=4096"]["median_ms"].get<double>(), 0);
 }
 

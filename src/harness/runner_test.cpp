@@ -214,6 +214,7 @@ TEST(HostRunner, BenchmarkTimesEveryShape) {
     EXPECT_LE(stats["n"].get<long>(), 20);
     EXPECT_EQ(r.json["timings"][shape].size(), stats["n"].get<std::size_t>());
     EXPECT_GT(stats["median_ms"].get<double>(), 0);
+    EXPECT_EQ(stats["timer"], "host");  // the host backend has no device clock
     EXPECT_DOUBLE_EQ(stats["bytes"].get<double>(), std::string(shape) == "n=4096" ? 32768 : 40000);
   }
   double total = 0;
