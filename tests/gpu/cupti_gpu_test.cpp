@@ -117,7 +117,9 @@ class CuptiGpu : public ::testing::Test {
     if (b) cudaEventRecord(b, nullptr);
     double ms = device_->end_call();
     *timer = device_->last_timer();
-    *note = device_->take_timing_note();
+    *note = device_->take_timer_note();  // why the fallback clock was used
+    std::string side = device_->take_timing_note();
+    if (!side.empty()) *note += (note->empty() ? "" : "; ") + side;
     if (events_ms) {
       float e = 0;
       cudaEventElapsedTime(&e, a, b);
