@@ -226,15 +226,17 @@ int cmd_kernels(const std::vector<std::string>& args) {
   if (!store) return fail(store.message());
   auto kernels = (*store)->kernels(filter);
   if (!kernels) return fail(kernels.message());
-  std::cout << strprintf("%-36s %-20s %-16s %5s %6s %-24s %-16s %9s  %s\n", "uuid", "job", "task",
+  // The speedup column holds its interval when the kernel was timed side by side with the
+  // reference: "1.234x [1.20-1.26]".
+  std::cout << strprintf("%-36s %-20s %-16s %5s %6s %-24s %-16s %-19s  %s\n", "uuid", "job", "task",
                          "trial", "branch", "model", "verdict", "speedup", "reason");
   for (const auto& k : *kernels) {
     std::string verdict =
         strprintf("%d %s", k.verdict, std::string(verdict_name(k.verdict)).c_str());
-    std::cout << strprintf("%-36s %-20s %-16s %5d %6d %-24s %-16s %9s  %s\n", k.uuid.c_str(),
+    std::cout << strprintf("%-36s %-20s %-16s %5d %6d %-24s %-16s %-19s  %s\n", k.uuid.c_str(),
                            k.job_name.c_str(), k.task_name.c_str(), k.trial, k.branch,
                            (k.model.empty() ? std::string("-") : k.model).c_str(), verdict.c_str(),
-                           speedup_text(k.speedup).c_str(),
+                           speedup_text(k.speedup, speedup_interval_of(k)).c_str(),
                            replace_all(truncate_middle(k.reason, 60, 20), "\n", " ").c_str());
   }
   return kExitOk;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arch/arch.h"
+#include "eval/paired.h"
 #include "eval/sanitizer.h"
 #include "eval/verdict.h"
 #include "lang/lang.h"
@@ -42,6 +43,9 @@ struct EvalOptions {
   bool cold_samples = true;
   double max_plausible_speedup = 100;
   bool check_wall_time = true;
+  // Candidates are timed side by side with the reference where the job has a judge (the paced
+  // benchmark, eval/paced.h); false: against the reference's timing at job start.
+  bool paired_timing = true;
   // Hidden correctness shapes near the listed ones (eval/hidden_shapes.h), unless the task marks
   // its shapes fixed.
   bool hidden_shapes = true;
@@ -63,6 +67,9 @@ struct EvalOptions {
   // Held around every test run when candidates are evaluated from several threads: builds go in
   // parallel, runs on the one device are serialised. nullptr = no locking.
   std::mutex* device_lock = nullptr;
+  // The job's timing gate (proc/pause_group.h): every build step runs in it, and a timing window
+  // pauses it, so timing never overlaps the job's own builds. nullptr = builds never pause.
+  PauseGroup* build_pause = nullptr;
 };
 
 // Timing of one implementation on one benchmark shape.
@@ -81,6 +88,10 @@ struct EvalResult {
   // verdict and reason are then no judgement of the code: do not store them as one.
   std::string environment_error;
   std::optional<double> speedup;  // geometric mean over benchmark shapes, when correct
+  // Set when the candidate was timed side by side with the reference (eval/paired.h); then
+  // speedup == speedup_interval->speedup. Unset for the reference itself and older jobs.
+  std::optional<SpeedupInterval> speedup_interval;
+  std::vector<ShapePairs> pairs;  // the raw batch pairs behind speedup_interval, for the record
   double fitness = 0;
   std::map<std::string, ShapeTiming> timings;      // by benchmark shape id
   nlohmann::json flags = nlohmann::json::array();  // [{flag, detail, suspect}]
@@ -204,6 +215,13 @@ class Evaluator {
   std::mutex judge_mutex_;
   std::unique_ptr<ServiceProcess> judge_;
   int judge_failures_ = 0;
+  // The paced benchmark's reference batches (eval/paced.h): `calls` timed calls of the reference
+  // on benchmark shape `shape`, by the judge.
+  Result<std::vector<double>> time_reference(const std::string& shape, long calls);
+  bool has_judge() {
+    std::lock_guard<std::mutex> lock(judge_mutex_);
+    return !judge_binary_.empty() && judge_failures_ < 3 && judge_ != nullptr;
+  }
   // sanitize(): the flags and log lines found per binary (cache file name), so a kernel is
   // checked once.
   struct SanitizeOutcome {

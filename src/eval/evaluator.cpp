@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <sstream>
 
 #include "eval/environment.h"
 #include "eval/eval.h"
@@ -13,6 +14,7 @@
 #include "eval/interpret.h"
 #include "eval/isolation.h"
 #include "eval/log_clean.h"
+#include "eval/paced.h"
 #include "eval/screen.h"
 #include "proc/sandbox.h"
 #include "util/fs.h"
@@ -84,6 +86,10 @@ nlohmann::json EvalResult::runtimes_json() const {
                   {"n", t.n},
                   {"samples_ms", t.samples_ms}};
   }
+  // Side by side: each shape's batch pairs, the candidate's and the reference's samples.
+  nlohmann::json paired = pairs_json(pairs);
+  for (const ShapePairs& s : pairs)
+    if (paired.contains(s.shape)) out[s.shape]["pairs"] = paired[s.shape];
   return out;
 }
 
@@ -229,6 +235,37 @@ bool Evaluator::check_with_judge(const fs::path& dump_dir, const fs::path& out_f
   proc->output = std::move(output);
   proc->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return true;
+}
+
+Result<std::vector<double>> Evaluator::time_reference(const std::string& shape, long calls) {
+  using R = Result<std::vector<double>>;
+  std::lock_guard<std::mutex> lock(judge_mutex_);
+  if (judge_failures_ >= 3 || judge_binary_.empty()) return R::error("the job has no judge");
+  if ((!judge_ || !judge_->running()) && !start_judge()) {
+    ++judge_failures_;
+    return R::error("the judge could not be started");
+  }
+  std::string output;
+  auto code = judge_request("time", &output, {shape, std::to_string(calls)});
+  if (!code) {
+    judge_.reset();
+    ++judge_failures_;
+    return R::error(code.message());
+  }
+  std::vector<double> samples;
+  std::string reason;
+  for (const std::string& line : split_lines(output)) {
+    if (line.rfind("kf-samples", 0) == 0) {
+      std::istringstream in(line.substr(10));
+      for (double ms; in >> ms;) samples.push_back(ms);
+    } else if (!trim(line).empty()) {
+      reason = trim(line);
+    }
+  }
+  if (*code != "0" || long(samples.size()) != calls)
+    return R::error("the judge could not time the reference (exit " + *code + ")" +
+                    (reason.empty() ? "" : ": " + reason));
+  return R(std::move(samples));
 }
 
 std::vector<std::string> Evaluator::reference_files() const {
@@ -396,6 +433,7 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   limits.output_cap = options_.max_output_bytes;
   limits.parallel = options_.build_parallel;
   limits.sandbox = build_sandbox(options_, toolchain_, src_dir);
+  limits.pause_group = options_.build_pause;
   BuildOutcome build = run_build(*plan, options_.cache_dir, limits, runner_);
   result.build_s = build.seconds;
   result.build_steps_run = build.steps_run;
@@ -463,8 +501,27 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   if (role == Role::kCandidate) extra = {"--dump-dir", dump_dir.string()};
   if (role != Role::kTest && !extra_shapes_json_.empty())
     extra.insert(extra.end(), {"--extra-shapes", extra_shapes_json_});
+  // The candidate's timed calls in batches, each next to a batch of the reference's timed by the
+  // judge (a speedup measured side by side): where the job has a judge.
+  std::unique_ptr<PacedTiming> paced;
+  if (role == Role::kCandidate && options_.paired_timing && has_judge()) {
+    PacedTiming::Options po;
+    po.shape_budget_s = options_.time_budget_s;
+    po.rel_halfwidth = 2 * options_.noise_target;
+    po.answer_timeout_s = options_.test_timeout_s;
+    po.pause = options_.build_pause;
+    auto started = PacedTiming::start(run_dir, po, [this](const std::string& shape, long calls) {
+      return time_reference(shape, calls);
+    });
+    if (started) {
+      paced = std::move(*started);
+      std::vector<std::string> args = paced->harness_args();
+      extra.insert(extra.end(), args.begin(), args.end());
+    }
+  }
   ProcessResult proc =
       run_harness(build.binary, src_dir, run_dir, reference_impl, "all", out_file, extra);
+  if (paced) paced->finish();
   result.test_s = proc.wall_s;
   nlohmann::json harness_result = read_json_file(out_file);
   interpret_test_run(proc, harness_result, result);
@@ -490,6 +547,19 @@ EvalResult Evaluator::build_and_run(const std::string& id,
                strprintf("the test child reported %.3f s of timed samples but ran for only %.3f s",
                          sampled_s, proc.wall_s),
                true);
+  }
+  if (paced && result.verdict == kCorrect) {
+    for (const std::string& s : paced->suspicions())
+      add_flag(result, "batch_time_exceeds_wall_time", s, true);
+    if (paced->complete()) {
+      result.pairs = paced->pairs();
+    } else {
+      add_flag(result, "not_side_by_side",
+               "the speedup is against the reference's timing at job start: " +
+                   (paced->problem().empty() ? std::string("the paced benchmark did not finish")
+                                             : paced->problem()),
+               false);
+    }
   }
   if (role == Role::kCandidate && result.verdict == kCorrect)
     check_outputs(result, dump_dir, run_dir, "all");
@@ -517,7 +587,16 @@ EvalResult Evaluator::build_and_run(const std::string& id,
 
 void Evaluator::score(EvalResult& r) const {
   r.speedup.reset();
-  if (r.verdict == kCorrect && reference_ && !r.timings.empty())
+  r.speedup_interval.reset();
+  if (r.verdict == kCorrect && !r.pairs.empty()) {
+    // Measured side by side: the paired batches, with their interval.
+    SpeedupInterval paired = paired_speedup(r.pairs);
+    if (paired.batches > 0) {
+      r.speedup = paired.speedup;
+      r.speedup_interval = paired;
+    }
+  }
+  if (!r.speedup && r.verdict == kCorrect && reference_ && !r.timings.empty())
     r.speedup = geomean_speedup(reference_->timings, r.timings);
   if (r.speedup && *r.speedup > options_.max_plausible_speedup)
     add_flag(r, "implausible_speedup",
@@ -558,6 +637,7 @@ void Evaluator::remeasure_if_suspect(EvalResult& r, const fs::path& binary, cons
   if (again.verdict == kCorrect && !again.suspect()) {
     // The first measurement was a fluke: keep the clean one, note what happened.
     r.timings = again.timings;
+    r.pairs.clear();  // re-measured alone: against the reference's timing at job start
     r.flags = nlohmann::json::array();
     add_flag(r, "remeasured", "the first measurement was flagged; " + detail, false);
   } else {

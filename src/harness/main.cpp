@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -181,11 +183,14 @@ std::vector<std::string> split_tabs(const std::string& line) {
 // "check<TAB>NONCE<TAB>PHASE<TAB>DUMP_DIR<TAB>OUT_FILE": the outputs in DUMP_DIR are checked as
 // --check would, the report written to OUT_FILE, then "kf-judge-done NONCE EXIT_CODE" said. The
 // nonce comes from the evaluator, so no line a check prints (they may quote the candidate's
-// output names) can pass for the end of an answer. Ends at the end of stdin.
+// output names) can pass for the end of an answer. "time<TAB>NONCE<TAB>SHAPE_ID<TAB>CALLS" times
+// the reference (Runner::time_reference) and says "kf-samples MS ..." before its end line. Ends at
+// the end of stdin.
 int serve_checks(Problem& problem, const Suite& suite, const Options& options, RunContext& ctx,
                  const std::vector<Shape>& hidden, const Report& base) {
   double budget_mib = options.cache_mib >= 0 ? options.cache_mib : default_cache_mib();
   JudgeCache cache(budget_mib * double(1 << 20));
+  std::map<std::string, Runner::TimingCase> timing;  // the "time" requests' cases, by shape
   say("serving checks (keeping up to " + std::to_string(long(budget_mib)) +
       " MiB of the reference's outputs and inputs)");
   std::string line;
@@ -204,9 +209,39 @@ int serve_checks(Problem& problem, const Suite& suite, const Options& options, R
       say("kf-judge-done " + f[1] + " " + std::to_string(exit_code(report.status)));
       continue;
     }
+    if (f.size() == 4 && f[0] == "time") {
+      // "time<TAB>NONCE<TAB>SHAPE_ID<TAB>CALLS": a batch of the reference's timed calls next to
+      // a batch of the candidate's (the paced benchmark), answered with "kf-samples MS ...".
+      Report report = base;
+      Runner runner(problem, suite, options, ctx, report);
+      char* end = nullptr;
+      long calls = std::strtol(f[3].c_str(), &end, 10);
+      std::vector<double> samples;
+      if (end == f[3].c_str() || *end != '\0' || calls < 1 || calls > 100000) {
+        report.fail(Status::Error, "time: CALLS '" + f[3] + "' is not in [1, 100000]", "usage");
+      } else {
+        try {
+          runner.time_reference(&timing, f[2], calls, &samples);
+        } catch (const std::exception& e) {
+          report.fail(Status::Error, std::string("harness error: ") + e.what(), "judge");
+        }
+      }
+      if (report.failed()) {
+        say("kernelfoundry harness: " + report.reason);
+      } else {
+        std::ostringstream line;
+        line.precision(9);
+        line << "kf-samples";
+        for (double ms : samples) line << ' ' << ms;
+        say(line.str());
+      }
+      say("kf-judge-done " + f[1] + " " + std::to_string(exit_code(report.status)));
+      continue;
+    }
     if (f.size() != 5 || f[0] != "check") {
       say("kernelfoundry harness: --serve: ignored a request that is not "
-          "'check<TAB>NONCE<TAB>PHASE<TAB>DUMP_DIR<TAB>OUT_FILE'");
+          "'check<TAB>NONCE<TAB>PHASE<TAB>DUMP_DIR<TAB>OUT_FILE' or "
+          "'time<TAB>NONCE<TAB>SHAPE_ID<TAB>CALLS'");
       continue;
     }
     Report report = base;
@@ -323,7 +358,13 @@ int run_protocol(const std::vector<std::string>& args, Problem& problem, const S
     save(options, report);
   }
   if (options.phase != Phase::Correctness && !report.failed()) {
+    std::unique_ptr<Pacer> pacer;
+    if (!options.pace_in.empty()) {
+      pacer = std::make_unique<Pacer>(options.pace_in, options.pace_out);
+      runner.set_pacer(pacer.get());
+    }
     runner.benchmark();
+    if (pacer && !report.failed()) pacer->done();
   }
   if (!report.failed()) {
     std::size_t checks = 0;

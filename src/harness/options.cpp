@@ -20,7 +20,7 @@ const std::vector<std::string>& value_names() {
       "--template-params", "--kernel-dir",  "--noise",           "--min-samples", "--max-samples",
       "--time-budget",     "--warmup-time", "--warmup-iters",    "--peak-gbps",   "--shape",
       "--expected-out",    "--dump-dir",    "--check",           "--expected",    "--extra-shapes",
-      "--cache-mib"};
+      "--cache-mib",       "--pace-in",     "--pace-out"};
   return names;
 }
 
@@ -129,6 +129,8 @@ bool apply_value(const std::string& key, const std::string& value, Options* o, s
   if (key == "--expected") return set_string(key, value, &o->expected_dir, err);
   if (key == "--extra-shapes") return set_string(key, value, &o->extra_shapes, err);
   if (key == "--cache-mib") return parse_double(key, value, 0, &o->cache_mib, err);
+  if (key == "--pace-in") return set_string(key, value, &o->pace_in, err);
+  if (key == "--pace-out") return set_string(key, value, &o->pace_out, err);
   *err = "internal: unhandled option " + key;
   return false;
 }
@@ -218,6 +220,14 @@ bool parse_options(const std::vector<std::string>& args, Options* out, std::stri
     *err = "--serve judges candidates' outputs: it needs --ref and --expected DIR";
     return false;
   }
+  if (o.pace_in.empty() != o.pace_out.empty()) {
+    *err = "--pace-in and --pace-out go together (the two FIFOs of the paced benchmark)";
+    return false;
+  }
+  if (!o.pace_in.empty() && o.dump_dir.empty()) {
+    *err = "--pace-in/--pace-out pace the candidate child's timed calls: they need --dump-dir";
+    return false;
+  }
   if (!(o.noise > 0)) {
     *err = "--noise must be > 0";
     return false;
@@ -261,6 +271,9 @@ std::string usage_text(const std::string& program) {
          "written\n"
          "  --cache-mib M         --serve keeps up to M MiB of the reference's outputs and inputs\n"
          "                        (default: a quarter of the memory, at most 4096)\n"
+         "  --pace-in F --pace-out F2  (with --dump-dir) the timed calls run in batches the\n"
+         "                        evaluator starts through these FIFOs, each next to a batch of\n"
+         "                        the reference's timed by --serve's 'time' request\n"
          "exit codes: 0 pass, 1 wrong values / shape mismatch, 2 runtime error\n";
 }
 

@@ -44,6 +44,9 @@ struct Options {
   // benchmark shapes (a compute-sanitizer pass, where a large shape costs minutes).
   bool no_benchmark_shapes = false;
   double cache_mib = -1;
+  // The paced benchmark (pace.h): the candidate child's timed calls run in batches the evaluator
+  // starts through these two FIFOs, each next to a batch of the reference's (--dump-dir only).
+  std::string pace_in, pace_out;
   std::string extra_shapes;  // JSON list of hidden correctness shapes ([{"dims": {...}}, ...])
   bool list = false;
   bool help = false;

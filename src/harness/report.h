@@ -47,8 +47,9 @@ struct ShapeTiming {
   bool converged = false;
   StopReason stop = StopReason::None;
   long warmup_calls = 0;
-  bool device_timed = true;  // false: the backend had no device timestamps (host time used)
-  long cupti_samples = 0;    // CUDA: samples read from CUPTI records (the rest from events)
+  double warmup_estimate_ms = 0;  // the warm-up calls' median
+  bool device_timed = true;       // false: the backend had no device timestamps (host time used)
+  long cupti_samples = 0;         // CUDA: samples read from CUPTI records (the rest from events)
 };
 
 struct Report {

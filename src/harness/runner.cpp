@@ -15,6 +15,7 @@
 #include "harness/crash.h"
 #include "harness/fill.h"
 #include "harness/judge_cache.h"
+#include "harness/pace.h"
 #include "harness/perturb.h"
 
 namespace kernelfoundry {
@@ -1087,12 +1088,15 @@ bool Runner::benchmark_shape(const Shape& shape) {
   double dev = 0, host = 0;
   auto warm_start = Clock::now();
   double warm_cap = std::max(options_.warmup_time, 0.5 * options_.time_budget);
+  std::vector<double> warm_ms;
   do {
     if (!one_call(false, &dev, &host)) return false;
+    warm_ms.push_back(dev >= 0 ? dev : host);
   } while ((calls < std::max(1L, options_.warmup_iters) ||
             seconds_since(warm_start) < options_.warmup_time) &&
            seconds_since(warm_start) < warm_cap);
   t.warmup_calls = calls;
+  t.warmup_estimate_ms = compute_stats(warm_ms).median;
   // Threads alive once the warm-up made the runtime's pools (OpenMP, drivers): a timed call that
   // leaves one more behind handed work to a thread that outlives the measurement.
   int threads = dumping() ? count_threads() : -1;
@@ -1103,16 +1107,11 @@ bool Runner::benchmark_shape(const Shape& shape) {
   std::vector<Perturbation> picked_perturb;
   std::vector<std::vector<unsigned char>> picked;
 
-  StopRule rule;
-  rule.noise = options_.noise;
-  rule.min_samples = options_.min_samples;
-  rule.max_samples = options_.max_samples;
-  rule.budget_s = options_.time_budget;
   RunningStats running;
   long exceed = 0;
   double worst_dev = 0, worst_host = 0;
-  auto loop_start = Clock::now();
-  while (true) {
+  // One timed call: its sample, the thread check, the reservoir pick of the checked call.
+  auto timed_call = [&](double* sample_ms) {
     if (!one_call(cold, &dev, &host)) return false;
     if (threads >= 0) {
       int now = count_threads();
@@ -1154,8 +1153,43 @@ bool Runner::benchmark_shape(const Shape& shape) {
     if (device.last_timer() == "cupti") ++t.cupti_samples;
     running.add(ms);
     report_.sampled_ms_total += ms;
-    t.stop = should_stop(running, seconds_since(loop_start), rule);
-    if (t.stop != StopReason::None) break;
+    *sample_ms = ms;
+    return true;
+  };
+
+  if (pacer_ != nullptr) {
+    // Paced: the evaluator starts each batch, and times a batch of the reference's between them.
+    std::vector<double> batch_ms;
+    for (long batch = 0;; ++batch) {
+      PaceCommand cmd = pacer_->boundary(shape.id(), batch, t.warmup_estimate_ms, batch_ms);
+      if (cmd.kind == PaceCommand::Kind::Error) {
+        report_.fail(Status::Error, "paced benchmark on shape " + shape.id() + ": " + cmd.error,
+                     "judge");
+        say("  FAIL " + report_.reason);
+        return false;
+      }
+      if (cmd.kind == PaceCommand::Kind::Next) break;
+      batch_ms.clear();
+      for (long k = 0; k < cmd.calls; ++k) {
+        double ms = 0;
+        if (!timed_call(&ms)) return false;
+        batch_ms.push_back(ms);
+      }
+    }
+    t.stop = StopReason::Paced;
+  } else {
+    StopRule rule;
+    rule.noise = options_.noise;
+    rule.min_samples = options_.min_samples;
+    rule.max_samples = options_.max_samples;
+    rule.budget_s = options_.time_budget;
+    auto loop_start = Clock::now();
+    while (true) {
+      double ms = 0;
+      if (!timed_call(&ms)) return false;
+      t.stop = should_stop(running, seconds_since(loop_start), rule);
+      if (t.stop != StopReason::None) break;
+    }
   }
   if (exceed > 0) {
     report_.add_flag("device_time_exceeds_host_time",
@@ -1221,6 +1255,46 @@ bool Runner::benchmark_shape(const Shape& shape) {
                 t.device_timed ? "" : " (host time)");
   say(row);
   report_.timings.push_back(std::move(t));
+  return true;
+}
+
+bool Runner::time_reference(std::map<std::string, TimingCase>* cases, const std::string& shape_id,
+                            long calls, std::vector<double>* samples_ms) {
+  const Shape* shape = nullptr;
+  for (const Shape& s : suite_.benchmarks.front().shapes)
+    if (s.id() == shape_id) shape = &s;
+  if (shape == nullptr) {
+    report_.fail(Status::Error, "time: '" + shape_id + "' is not a benchmark shape", "judge");
+    return false;
+  }
+  TimingCase& tc = (*cases)[shape_id];
+  // Its own seed: inputs no correctness case or timed-call check uses.
+  if (!tc.cs) {
+    auto cs = std::make_unique<CaseState>(ctx_, *shape, options_.seeds + 3);
+    if (!run_setup(*cs)) return false;
+    tc.cs = std::move(cs);
+  }
+  CaseState& cs = *tc.cs;
+  Device& device = *ctx_.device;
+  // The first request warms up as the candidate's benchmark does before its first batch.
+  long warm = tc.calls == 0 ? std::max(1L, options_.warmup_iters) : 0;
+  for (long k = 0; k < warm + calls; ++k) {
+    prepare_set(cs, kTestSet, int(tc.calls % 2));
+    perturb_inputs(cs, rng_, &tc.undo);
+    bool timed = k >= warm;
+    if (timed && !options_.warm) {
+      device.flush_caches();
+    } else {
+      device.synchronize();
+    }
+    CallOutcome out = invoke(cs, Impl::Reference, kTestSet, int(++tc.calls));
+    if (!out.ok) {
+      record_failure(cs, "benchmark", int(tc.calls),
+                     "the reference failed while timed on shape " + shape_id, out);
+      return false;
+    }
+    if (timed) samples_ms->push_back(out.device_ms >= 0 ? out.device_ms : out.host_ms);
+  }
   return true;
 }
 

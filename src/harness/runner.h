@@ -2,6 +2,7 @@
 // and benchmark (adaptive cold timing, re-checked afterwards). Results go into a Report.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -11,6 +12,8 @@
 #include "harness/dump.h"
 #include "harness/judge_cache.h"
 #include "harness/options.h"
+#include "harness/pace.h"
+#include "harness/perturb.h"
 #include "harness/report.h"
 #include "kernelfoundry/harness.h"
 
@@ -40,6 +43,22 @@ class Runner {
   void set_hidden_shapes(std::vector<Shape> shapes) { hidden_ = std::move(shapes); }
   // --serve: what check() keeps from one candidate's check to the next (not owned).
   void set_judge_cache(JudgeCache* cache) { cache_ = cache; }
+  // The candidate child's paced benchmark (pace.h; not owned): each shape's timed calls run in
+  // the batches the evaluator starts.
+  void set_pacer(Pacer* pacer) { pacer_ = pacer; }
+
+  // --serve's "time" request: `calls` timed calls of the reference on benchmark shape `shape_id`
+  // (the same procedure as the candidate's paced calls: poison, perturbed inputs, flush unless
+  // --warm), appended to *samples_ms. The case (inputs drawn once, warmed up on first use) is
+  // kept in *cases between requests. False with the reason recorded when the shape is unknown or
+  // the reference fails.
+  struct TimingCase {
+    std::unique_ptr<CaseState> cs;
+    PerturbUndo undo;
+    long calls = 0;
+  };
+  bool time_reference(std::map<std::string, TimingCase>* cases, const std::string& shape_id,
+                      long calls, std::vector<double>* samples_ms);
 
  private:
   struct CallOutcome;
@@ -101,6 +120,7 @@ class Runner {
 
   std::vector<Shape> hidden_;
   JudgeCache* cache_ = nullptr;
+  Pacer* pacer_ = nullptr;
   std::unique_ptr<DumpWriter> dump_;
   std::mt19937_64 rng_{std::random_device{}()};
   Problem& problem_;

@@ -54,6 +54,8 @@ const char* stop_reason_name(StopReason reason) {
       return "max_samples";
     case StopReason::HardCap:
       return "slow_kernel_cap";
+    case StopReason::Paced:
+      return "paced";
   }
   return "?";
 }

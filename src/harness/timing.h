@@ -38,7 +38,8 @@ struct StopRule {
   double hard_cap_factor = 5.0;  // a slow kernel may take min_samples up to budget * this
 };
 
-enum class StopReason { None, Converged, Budget, MaxSamples, HardCap };
+// Paced: the evaluator ended the shape's batches (pace.h).
+enum class StopReason { None, Converged, Budget, MaxSamples, HardCap, Paced };
 const char* stop_reason_name(StopReason reason);  // "converged", "time_budget", ...
 
 // Stop once n >= max_samples; or n >= min_samples and (noise reached or budget spent); or, for

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "lang/lang.h"
+#include "proc/pause_group.h"
 #include "proc/sandbox.h"
 #include "util/fs.h"
 #include "util/hash.h"
@@ -86,7 +87,19 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
+  // Time the job's timing gate held the build paused since t0: no part of the build's budget.
+  auto paused_since_t0 = limits.pause_group != nullptr ? limits.pause_group->paused_total(t0)
+                                                       : PauseGroup::Clock::duration::zero();
+  auto paused = [&] {
+    if (limits.pause_group == nullptr) return 0.0;
+    return std::chrono::duration<double>(limits.pause_group->paused_total() - paused_since_t0)
+        .count();
+  };
   BuildOutcome out;
+  auto stamp = [&] {
+    out.seconds = elapsed();
+    out.paused_s = paused();
+  };
   std::error_code ec;
   fs::path build_dir = plan.binary.parent_path();
   if (Status s = make_dirs(build_dir / "obj"); !s) {
@@ -99,7 +112,7 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
     out.ok = true;
     out.steps_cached = static_cast<int>(plan.compiles.size()) + 1;
     out.binary = bin_cached;
-    out.seconds = elapsed();
+    stamp();
     return out;
   }
 
@@ -121,6 +134,7 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
     spec.timeout_s = limits.timeout_s;
     spec.inactivity_timeout_s = limits.inactivity_timeout_s;
     spec.output_cap = limits.output_cap;
+    spec.pause_group = limits.pause_group;
     // The step sees its sources and the toolchain (limits.sandbox) and writes its build dir only.
     SandboxOptions sandbox = limits.sandbox;
     sandbox.writable_paths.push_back(build_dir);
@@ -152,18 +166,18 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
       }
     }
     if (!out.failed_step.empty()) {
-      out.seconds = elapsed();
+      stamp();
       return out;
     }
   }
 
-  // Link from the cached objects.
-  double left = limits.timeout_s - elapsed();
+  // Link from the cached objects, in what is left of the build's time, paused time not counted.
+  double left = limits.timeout_s - (elapsed() - paused());
   if (left <= 0) {
     out.timed_out = true;
     out.failed_step = plan.link.label;
     out.error = strprintf("build timed out after %.0f s (build_timeout)", limits.timeout_s);
-    out.seconds = elapsed();
+    stamp();
     return out;
   }
   ProcessSpec link;
@@ -177,6 +191,7 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
   link.timeout_s = left;
   link.inactivity_timeout_s = limits.inactivity_timeout_s;
   link.output_cap = limits.output_cap;
+  link.pause_group = limits.pause_group;
   SandboxOptions sandbox = limits.sandbox;
   sandbox.writable_paths.push_back(build_dir);
   for (const auto& [planned, cached] : object_paths) sandbox.read_only_paths.push_back(cached);
@@ -189,19 +204,19 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
     out.error = plan.link.label + " failed: " + (r.started ? r.describe() : r.start_error);
     if (std::string env = environment_fault(r, true, build_dir); !env.empty())
       out.environment_error = plan.link.label + ": " + env;
-    out.seconds = elapsed();
+    stamp();
     return out;
   }
   if (Status s = publish(plan.binary, bin_cached); !s) {
     out.error = out.environment_error = s.message();
     out.failed_step = plan.link.label;
-    out.seconds = elapsed();
+    stamp();
     return out;
   }
   fs::remove(plan.binary, ec);
   out.ok = true;
   out.binary = bin_cached;
-  out.seconds = elapsed();
+  stamp();
   return out;
 }
 

@@ -1,10 +1,14 @@
 // Tests for run_build(): sandboxed build steps (a source cannot #include files outside what the
-// step is given) and the content-hash check of cached objects and binaries.
+// step is given), the content-hash check of cached objects and binaries, and the steps' pause
+// group.
 #include <sys/stat.h>
+
+#include <mutex>
 
 #include <gtest/gtest.h>
 
 #include "lang/lang.h"
+#include "proc/pause_group.h"
 #include "proc/sandbox.h"
 #include "util/fs.h"
 #include "util/strings.h"
@@ -110,6 +114,40 @@ TEST_F(BuildCacheTest, ChangedCacheEntriesAreRebuiltNotUsed) {
   ProcessSpec spec;
   spec.argv = {rebuilt.binary.string()};
   EXPECT_EQ(runner.run(spec).exit_code, 7);
+}
+
+// Runs children for real and records the pause group of each.
+class RecordingRunner : public PosixProcessRunner {
+ public:
+  ProcessResult run(const ProcessSpec& spec) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      groups_.push_back(spec.pause_group);
+    }
+    return PosixProcessRunner::run(spec);
+  }
+  std::vector<PauseGroup*> groups() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return groups_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<PauseGroup*> groups_;
+};
+
+TEST_F(BuildCacheTest, EveryStepRunsInTheJobsPauseGroup) {
+  ASSERT_TRUE(write_file(src_ / "main.c", "int main(void) { return 7; }\n"));
+  PauseGroup group;
+  BuildLimits l = limits(SandboxMode::kAuto);
+  l.pause_group = &group;
+  RecordingRunner runner;
+  BuildOutcome out = run_build(plan("paused"), cache_, l, runner);
+  ASSERT_TRUE(out.ok) << out.error << out.output;
+  EXPECT_EQ(out.steps_run, 2);
+  EXPECT_EQ(runner.groups(), (std::vector<PauseGroup*>{&group, &group}));
+  EXPECT_EQ(out.paused_s, 0);
+  EXPECT_EQ(group.size(), 0u);
 }
 
 }  // namespace

@@ -69,7 +69,8 @@ struct BuildOutcome {
   std::string environment_error;
   int steps_run = 0;  // steps executed (the rest came from the cache)
   int steps_cached = 0;
-  double seconds = 0;
+  double seconds = 0;   // wall-clock, paused time included
+  double paused_s = 0;  // of `seconds`, time the steps were paused by BuildLimits::pause_group
   std::filesystem::path binary;  // the test binary to run (inside the cache)
 };
 
@@ -82,6 +83,9 @@ struct BuildLimits {
   // sources and toolchain read-only); run_build adds the build dir (writable) and, for the link,
   // each cached object it reads. The default (mode none) only scrubs the environment.
   SandboxOptions sandbox;
+  // The job's timing gate (proc/pause_group.h): every step runs in it, stopped while a timing
+  // window runs; paused time counts toward no limit (timeout_s included). nullptr = none.
+  PauseGroup* pause_group = nullptr;
 };
 
 // Cached objects and binaries are stored with their SHA-256 beside them (<file>.sha256) and

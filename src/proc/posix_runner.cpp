@@ -1,6 +1,7 @@
 // PosixProcessRunner: supervises one child in a poll loop (output, stdin, exit, timeouts) and
 // kills its whole process group when a limit fires or the leader is gone; a watchdog sums the
-// memory and counts the tasks of the child's process tree.
+// memory and counts the tasks of the child's process tree. Time the child spends paused by its
+// PauseGroup is kept out of its timeouts.
 #include <dirent.h>
 #include <poll.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <unordered_map>
 
 #include "proc/output_capture.h"
+#include "proc/pause_group.h"
 #include "proc/process.h"
 #include "proc/spawn.h"
 #include "util/strings.h"
@@ -140,24 +142,37 @@ std::string key_note(const std::string& key) {
 }
 
 // One child from start to reaped.
+//
+// Two clocks: real time (Clock::now()) for the watchdog's interval and the kill grace, and the
+// child's active time (real time less the time its PauseGroup held it stopped) for the wall-clock
+// and inactivity limits and the output drain, so that a build paused during a timing window is
+// not killed as timed out or inactive, nor cut off while a stopped grandchild holds its output.
 class Supervisor {
  public:
+  // `paused_base`: the pause group's paused_total() when the child was registered with it.
   Supervisor(const ProcessSpec& spec, SpawnedChild child, double kill_grace_s,
-             double drain_timeout_s)
+             double drain_timeout_s, Clock::duration paused_base)
       : spec_(spec),
         child_(std::move(child)),
         capture_(spec.output_cap),
         kill_grace_(seconds(kill_grace_s)),
-        drain_timeout_(seconds(drain_timeout_s)) {
+        drain_timeout_(seconds(drain_timeout_s)),
+        paused_base_(paused_base) {
     // A pidfd wakes poll() the moment the leader exits; without one (old kernels) we tick.
     int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, child_.pid, 0));
     pidfd_.reset(pidfd);
+    start_ = last_output_ = active(Clock::now());
   }
 
   void run(ProcessResult& result);
 
  private:
   bool leader_has_exited() const;
+  // `real` on the child's active clock: less the time paused since it was registered.
+  TimePoint active(TimePoint real) const {
+    if (spec_.pause_group == nullptr) return real;
+    return real - (spec_.pause_group->paused_total(real) - paused_base_);
+  }
   void signal_group(int sig) const { ::kill(-child_.pid, sig); }
   bool watching() const { return spec_.tree_memory_limit_bytes > 0 || spec_.max_tasks > 0; }
   // Looks at the tree; kills it and returns true when a limit is exceeded.
@@ -166,8 +181,9 @@ class Supervisor {
   // is killed from the inside out.
   void stop(int sig, const TreeUsage* known = nullptr) const;
   void name_limit(ProcessResult& result) const;
-  void check_limits(TimePoint now, ProcessResult& result);
-  TimePoint next_wakeup(TimePoint now) const;
+  // `now` is real time, `active_now` the same moment on the active clock.
+  void check_limits(TimePoint now, TimePoint active_now, ProcessResult& result);
+  TimePoint next_wakeup(TimePoint now, TimePoint active_now) const;
   void read_output();
   void write_stdin();
   int reap();
@@ -178,14 +194,15 @@ class Supervisor {
   Clock::duration kill_grace_;
   Clock::duration drain_timeout_;
   UniqueFd pidfd_;
+  Clock::duration paused_base_;
 
-  TimePoint start_ = Clock::now();
-  TimePoint last_output_ = start_;
+  TimePoint start_;        // active clock
+  TimePoint last_output_;  // active clock
   std::optional<TimePoint> term_sent_at_;
   bool kill_sent_ = false;
-  std::optional<TimePoint> drain_deadline_;  // set once the leader has exited
+  std::optional<TimePoint> drain_deadline_;  // active clock; set once the leader has exited
   size_t stdin_written_ = 0;
-  TimePoint next_watch_ = start_;
+  TimePoint next_watch_ = Clock::now();
   int peak_tasks_ = 0;
 };
 
@@ -254,7 +271,7 @@ bool Supervisor::leader_has_exited() const {
   return info.si_pid == child_.pid;
 }
 
-void Supervisor::check_limits(TimePoint now, ProcessResult& result) {
+void Supervisor::check_limits(TimePoint now, TimePoint active_now, ProcessResult& result) {
   if (term_sent_at_) {
     if (!kill_sent_ && now >= *term_sent_at_ + kill_grace_) {
       signal_group(SIGKILL);
@@ -271,11 +288,11 @@ void Supervisor::check_limits(TimePoint now, ProcessResult& result) {
   }
   if (g_cancel.load()) {
     result.cancelled = true;
-  } else if (spec_.timeout_s > 0 && now >= start_ + seconds(spec_.timeout_s)) {
+  } else if (spec_.timeout_s > 0 && active_now >= start_ + seconds(spec_.timeout_s)) {
     result.timed_out = true;
     result.limit_s = spec_.timeout_s;
   } else if (spec_.inactivity_timeout_s > 0 &&
-             now >= last_output_ + seconds(spec_.inactivity_timeout_s)) {
+             active_now >= last_output_ + seconds(spec_.inactivity_timeout_s)) {
     result.inactive = true;
     result.limit_s = spec_.inactivity_timeout_s;
   } else {
@@ -285,16 +302,19 @@ void Supervisor::check_limits(TimePoint now, ProcessResult& result) {
   term_sent_at_ = now;
 }
 
-TimePoint Supervisor::next_wakeup(TimePoint now) const {
+TimePoint Supervisor::next_wakeup(TimePoint now, TimePoint active_now) const {
+  // An active-clock deadline in real time, were the child not paused from now on (a pause only
+  // makes the wakeup early, and the loop looks again).
+  auto real = [&](TimePoint active_deadline) { return now + (active_deadline - active_now); };
   TimePoint wake = TimePoint::max();
   if (!term_sent_at_) {
-    if (spec_.timeout_s > 0) wake = std::min(wake, start_ + seconds(spec_.timeout_s));
+    if (spec_.timeout_s > 0) wake = std::min(wake, real(start_ + seconds(spec_.timeout_s)));
     if (spec_.inactivity_timeout_s > 0)
-      wake = std::min(wake, last_output_ + seconds(spec_.inactivity_timeout_s));
+      wake = std::min(wake, real(last_output_ + seconds(spec_.inactivity_timeout_s)));
   } else if (!kill_sent_) {
     wake = std::min(wake, *term_sent_at_ + kill_grace_);
   }
-  if (drain_deadline_) wake = std::min(wake, *drain_deadline_);
+  if (drain_deadline_) wake = std::min(wake, real(*drain_deadline_));
   if (!term_sent_at_) wake = std::min(wake, now + kCancelPoll);
   if (!term_sent_at_ && watching()) wake = std::min(wake, next_watch_);
   if (!pidfd_.valid() && !drain_deadline_)
@@ -308,7 +328,7 @@ void Supervisor::read_output() {
     ssize_t n = ::read(child_.output.get(), buffer, sizeof buffer);
     if (n > 0) {
       capture_.append(buffer, static_cast<size_t>(n));
-      last_output_ = Clock::now();
+      last_output_ = active(Clock::now());
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -344,15 +364,16 @@ int Supervisor::reap() {
 void Supervisor::run(ProcessResult& result) {
   while (true) {
     if (!drain_deadline_ && leader_has_exited()) {
-      drain_deadline_ = Clock::now() + drain_timeout_;
+      drain_deadline_ = active(Clock::now()) + drain_timeout_;
       child_.stdin_pipe.reset();
       pidfd_.reset();
     }
     if (drain_deadline_ && !child_.output.valid()) break;  // normal end: exited and EOF
     TimePoint now = Clock::now();
+    TimePoint active_now = active(now);
     // Exited, but something (a daemonised grandchild) still holds the pipe: stop waiting.
-    if (drain_deadline_ && now >= *drain_deadline_) break;
-    check_limits(now, result);
+    if (drain_deadline_ && active_now >= *drain_deadline_) break;
+    check_limits(now, active_now, result);
 
     pollfd fds[3];
     int count = 0;
@@ -367,7 +388,7 @@ void Supervisor::run(ProcessResult& result) {
     }
     if (pidfd_.valid()) fds[count++] = pollfd{pidfd_.get(), POLLIN, 0};
 
-    TimePoint wake = next_wakeup(now);
+    TimePoint wake = next_wakeup(now, active_now);
     int timeout_ms = -1;
     if (wake != TimePoint::max()) {
       auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1;
@@ -379,7 +400,15 @@ void Supervisor::run(ProcessResult& result) {
     if (output_slot >= 0 && fds[output_slot].revents != 0) read_output();
     if (stdin_slot >= 0 && fds[stdin_slot].revents != 0) write_stdin();
   }
-  // Sweep whatever is left of the group (the leader is a zombie or about to be one).
+  // Out of the pause group first, while the leader's zombie still reserves the group's id.
+  if (spec_.pause_group != nullptr) {
+    TimePoint now = Clock::now();
+    result.paused_s =
+        std::chrono::duration<double>(spec_.pause_group->paused_total(now) - paused_base_).count();
+    spec_.pause_group->remove(child_.pid);
+  }
+  // Sweep whatever is left of the group (the leader is a zombie or about to be one). SIGKILL
+  // ends stopped processes too.
   signal_group(SIGKILL);
   int status = reap();
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
@@ -408,6 +437,13 @@ void Supervisor::run(ProcessResult& result) {
 ProcessResult PosixProcessRunner::run(const ProcessSpec& spec) {
   ProcessResult result;
   TimePoint start = Clock::now();
+  PauseGroup* pause = spec.pause_group;
+  Clock::duration wait_base{};
+  if (pause != nullptr) {
+    // Not started inside a timing window: it would only be stopped at once.
+    wait_base = pause->paused_total(start);
+    pause->wait_while_paused([] { return g_cancel.load(); });
+  }
   if (g_cancel.load()) {
     result.cancelled = true;
     result.start_error = "not started: the job is stopping (Ctrl-C)";
@@ -418,7 +454,10 @@ ProcessResult PosixProcessRunner::run(const ProcessSpec& spec) {
     result.start_error = child.message();
   } else {
     result.started = true;
-    Supervisor(spec, std::move(child.value()), kill_grace_s_, drain_timeout_s_).run(result);
+    // Registered at once: when a pause began since the wait, the child stops now.
+    Clock::duration base = pause != nullptr ? pause->add(child->pid) : Clock::duration::zero();
+    Supervisor(spec, std::move(child.value()), kill_grace_s_, drain_timeout_s_, base).run(result);
+    result.paused_s += std::chrono::duration<double>(base - wait_base).count();
   }
   result.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return result;

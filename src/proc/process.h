@@ -17,6 +17,8 @@
 
 namespace kf {
 
+class PauseGroup;  // proc/pause_group.h
+
 struct ProcessSpec {
   std::vector<std::string> argv{};   // argv[0] looked up in PATH if it has no '/'
   std::filesystem::path work_dir{};  // the child's cwd (must exist); empty = the parent's cwd
@@ -47,6 +49,11 @@ struct ProcessSpec {
     std::string memory, tasks, cpu_time, file_size, output;
   } limit_keys{};
   std::string refuse_start{};  // non-empty: not started; this is the start error
+  // The job's timing gate (proc/pause_group.h), or nullptr: the child is not started while the
+  // group is paused, is registered with it while it runs (stopped and continued with it), and
+  // time spent paused does not count toward timeout_s, inactivity_timeout_s or the output drain.
+  // start_service() ignores it.
+  PauseGroup* pause_group = nullptr;
 };
 
 struct ProcessResult {
@@ -64,7 +71,8 @@ struct ProcessResult {
   // The resource limit it hit, as a sentence naming the limit and its config key: "exceeded the
   // 8 GiB memory limit (eval_config.memory_limit_gib)"; "" when none was hit.
   std::string limit_exceeded;
-  int peak_tasks = 0;  // most processes + threads the watchdog saw at once (when it ran)
+  int peak_tasks = 0;   // most processes + threads the watchdog saw at once (when it ran)
+  double paused_s = 0;  // time it spent stopped by its spec's pause_group (included in wall_s)
 
   // Started, exited 0, not killed, no limit hit.
   bool success() const;

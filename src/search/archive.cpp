@@ -16,14 +16,25 @@ const Elite* best_of(const std::vector<const Elite*>& elites) {
   return best;
 }
 
-}  // namespace
-
-bool better_elite(const Elite& a, const Elite& b) {
-  if (a.suspect != b.suspect) return !a.suspect;
+// Fitness, then verdict, then speedup, on point estimates: a strict weak order.
+bool point_order(const Elite& a, const Elite& b) {
   if (a.fitness != b.fitness) return a.fitness > b.fitness;
   if (a.verdict != b.verdict) return a.verdict > b.verdict;
   if (a.speedup.has_value() != b.speedup.has_value()) return a.speedup.has_value();
   return a.speedup.has_value() && *a.speedup > *b.speedup;
+}
+
+}  // namespace
+
+bool better_elite(const Elite& a, const Elite& b) {
+  if (a.suspect != b.suspect) return !a.suspect;
+  // Fitness is verdict + speedup, so between two trusted correct kernels it is the point
+  // estimate; with both intervals, a noisy lead is not enough to take the cell.
+  const bool a_trusted = a.verdict == kCorrect && !a.suspect;
+  const bool b_trusted = b.verdict == kCorrect && !b.suspect;
+  if (a_trusted && b_trusted && a.speedup && b.speedup && a.interval && b.interval)
+    return faster_than(a.speedup, a.interval, b.speedup, b.interval);
+  return point_order(a, b);
 }
 
 bool preferred_elite(const Elite& a, const Elite& b) {
@@ -31,7 +42,8 @@ bool preferred_elite(const Elite& a, const Elite& b) {
   const bool b_trusted = b.verdict == kCorrect && !b.suspect;
   if (a_trusted != b_trusted) return a_trusted;
   if (a.fitness != b.fitness) return a.fitness > b.fitness;
-  return better_elite(a, b);
+  if (a.suspect != b.suspect) return !a.suspect;
+  return point_order(a, b);
 }
 
 Archive::Archive(ArchiveOptions options) : options_(options) {

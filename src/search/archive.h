@@ -8,15 +8,17 @@
 #include <utility>
 #include <vector>
 
+#include "eval/paired.h"
 #include "search/descriptors.h"
 
 namespace kf {
 
 struct Elite {
-  std::string uuid;                // the kernel's id in the store
-  std::vector<std::string> codes;  // one per EVOLVE block
-  int verdict = 0;                 // 0..5 (eval/verdict.h)
-  std::optional<double> speedup;   // over the reference, when measured
+  std::string uuid;                         // the kernel's id in the store
+  std::vector<std::string> codes;           // one per EVOLVE block
+  int verdict = 0;                          // 0..5 (eval/verdict.h)
+  std::optional<double> speedup;            // over the reference, when measured
+  std::optional<SpeedupInterval> interval;  // its confidence interval, when timed side by side
   double fitness = 0;
   Descriptor descriptor;
   int island = 0;
@@ -24,12 +26,15 @@ struct Elite {
   bool suspect = false;  // flagged (e.g. implausibly fast): never displaces a trusted kernel
 };
 
-// Whether `a` should take `b`'s place: trusted before suspect, then fitness, verdict, speedup.
-// Ties keep the incumbent.
+// Whether `a` should take `b`'s place: trusted before suspect; two trusted correct elites that
+// both carry a speedup interval by those intervals (faster only when clearly_faster(), so noise
+// never displaces an elite); otherwise fitness, verdict, speedup. Ties and unclear cases keep
+// the incumbent.
 bool better_elite(const Elite& a, const Elite& b);
 
 // The order best() and migration pick by: trusted correct (verdict 5, not suspect) elites first,
-// then fitness, then better_elite.
+// then fitness, then better_elite. On point estimates: it sorts, and a sort needs a strict weak
+// order, which "clearly faster" (incomparable when the intervals overlap) is not.
 bool preferred_elite(const Elite& a, const Elite& b);
 
 struct ArchiveOptions {

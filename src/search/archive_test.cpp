@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace kf {
 namespace {
 
@@ -62,6 +64,41 @@ TEST(ArchiveTest, SuspectNeverReplacesTrusted) {
   other.add(make("sus", 100.0, 5, 0, 0, true));
   EXPECT_TRUE(other.add(make("trusted", 1.0)));  // a trusted kernel displaces a suspect one
   EXPECT_EQ(other.elites()[0]->uuid, "trusted");
+}
+
+// A trusted correct elite with speedup `s` and, when batches > 0, the interval [lo, hi].
+Elite timed(std::string uuid, double s, double lo = 0, double hi = 0, int batches = 0) {
+  Elite e = make(std::move(uuid), 5 + s);
+  e.speedup = s;
+  if (batches > 0) e.interval = SpeedupInterval{s, lo, hi, 0.95, batches};
+  return e;
+}
+
+TEST(ArchiveTest, CellChangesHandsOnlyWhenTheIntervalSaysFaster) {
+  Archive archive;
+  archive.add(timed("incumbent", 1.25, 1.24, 1.26, 10));
+  // A higher point estimate inside the noise (the old rule, fitness, would have taken it).
+  EXPECT_FALSE(archive.add(timed("noisy", 1.30, 1.10, 1.53, 10)));
+  EXPECT_FALSE(archive.add(timed("one-pair", 3.00, 0, std::numeric_limits<double>::infinity(), 1)));
+  EXPECT_FALSE(archive.add(timed("same", 1.25, 1.24, 1.26, 10)));
+  EXPECT_EQ(archive.elites()[0]->uuid, "incumbent");
+  // Clearly faster: 1.40 [1.38-1.42] against 1.25 [1.24-1.26].
+  EXPECT_TRUE(archive.add(timed("faster", 1.40, 1.38, 1.42, 10)));
+  EXPECT_EQ(archive.elites()[0]->uuid, "faster");
+  // A suspect kernel never takes a trusted one's place, however good its interval.
+  Elite sus = timed("sus", 9.0, 8.9, 9.1, 10);
+  sus.suspect = true;
+  EXPECT_FALSE(archive.add(sus));
+}
+
+TEST(ArchiveTest, WithoutBothIntervalsTheCellFallsBackToPointEstimates) {
+  Archive archive;
+  archive.add(timed("old", 1.25));  // an old kernel: no interval
+  EXPECT_FALSE(archive.add(timed("slower", 1.20, 1.19, 1.21, 10)));
+  EXPECT_TRUE(archive.add(timed("newer", 1.26, 1.10, 1.44, 10)));  // 1.26 > 1.25
+  EXPECT_FALSE(archive.add(timed("no-interval", 1.26)));           // a tie keeps the incumbent
+  EXPECT_TRUE(archive.add(timed("no-interval-faster", 1.27)));
+  EXPECT_EQ(archive.elites()[0]->uuid, "no-interval-faster");
 }
 
 TEST(ArchiveTest, IslandsAreSeparate) {

@@ -82,6 +82,34 @@ std::string speedup_text(const std::optional<double>& s) {
   return s ? strprintf("%.3fx", *s) : "-";
 }
 
+std::string speedup_text(const std::optional<double>& speedup,
+                         const std::optional<SpeedupInterval>& interval) {
+  if (!speedup || !interval) return speedup_text(speedup);
+  return speedup_text(speedup) + " " + interval_text(*interval);
+}
+
+bool beats_best(const EvalResult& candidate, const std::optional<double>& best_speedup,
+                const std::optional<SpeedupInterval>& best_interval) {
+  return candidate.verdict == kCorrect && candidate.speedup && !candidate.suspect() &&
+         faster_than(candidate.speedup, candidate.speedup_interval, best_speedup, best_interval);
+}
+
+std::optional<KernelRecord::Interval> stored_interval(const std::optional<SpeedupInterval>& s) {
+  if (!s) return std::nullopt;
+  return KernelRecord::Interval{s->lo, s->hi, s->confidence, s->batches};
+}
+
+std::optional<SpeedupInterval> speedup_interval_of(const KernelRecord& k) {
+  if (!k.speedup || !k.speedup_interval) return std::nullopt;
+  SpeedupInterval s;
+  s.speedup = *k.speedup;
+  s.lo = k.speedup_interval->lo;
+  s.hi = k.speedup_interval->hi;
+  s.confidence = k.speedup_interval->confidence;
+  s.batches = k.speedup_interval->batches;
+  return s;
+}
+
 EvalOptions eval_options(const JobContext& job) {
   const Config& c = job.config;
   EvalOptions o;
@@ -301,13 +329,13 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
                       "\nNothing was stored for it; fix the cause and run the job again.");
     }
     // compute-sanitizer before a kernel is reported as the new best (CUDA, where the tool is).
-    if (r.verdict == kCorrect && r.speedup && !r.suspect() &&
-        (!summary.best_speedup || *r.speedup > *summary.best_speedup))
-      evaluator.sanitize(r);
+    // "Best" by the intervals when both have one (eval/paired.h: faster_than).
+    if (beats_best(r, summary.best_speedup, summary.best_interval)) evaluator.sanitize(r);
     k.verdict = r.verdict;
     k.reason = r.reason;
     k.runtimes_json = nlohmann::json{{job.gpu_arch, r.runtimes_json()}}.dump();
     k.speedup = r.speedup;
+    k.speedup_interval = stored_interval(r.speedup ? r.speedup_interval : std::nullopt);
     k.fitness = r.fitness;
     k.eval_log = r.eval_log;
     k.flags_json = r.flags.dump();
@@ -323,15 +351,16 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
     ++summary.evaluated;
     summary.last_verdict = r.verdict;
     if (r.verdict == kCorrect) ++summary.correct;
-    if (r.verdict == kCorrect && r.speedup && !r.suspect() &&
-        (!summary.best_speedup || *r.speedup > *summary.best_speedup)) {
+    if (beats_best(r, summary.best_speedup, summary.best_interval)) {
       summary.best_speedup = r.speedup;
+      summary.best_interval = r.speedup_interval;
       summary.best_uuid = k.uuid;
     }
     out << strprintf(
         "[%zu/%zu] %-32s verdict %d (%s)  speedup %-8s best %-8s build %.2f s, tests %.2f s%s\n",
         i + 1, candidates.size(), cand.label.c_str(), r.verdict,
-        std::string(verdict_name(r.verdict)).c_str(), speedup_text(r.speedup).c_str(),
+        std::string(verdict_name(r.verdict)).c_str(),
+        speedup_text(r.speedup, r.speedup_interval).c_str(),
         speedup_text(summary.best_speedup).c_str(), r.build_s, r.test_s,
         r.sanitize_s > 0 ? strprintf(", sanitizer %.2f s", r.sanitize_s).c_str() : "");
     if (r.verdict != kCorrect || r.suspect()) out << "        " << r.reason << "\n";
@@ -341,6 +370,8 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
          {"verdict", r.verdict},
          {"reason", r.reason},
          {"speedup", r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json()},
+         {"speedup_interval",
+          r.speedup && r.speedup_interval ? interval_json(*r.speedup_interval) : nlohmann::json()},
          {"fitness", r.fitness},
          {"flags", r.flags},
          {"runtimes", r.runtimes_json()},
@@ -363,11 +394,14 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
   results["best_uuid"] = summary.best_uuid;
   results["best_speedup"] =
       summary.best_speedup ? nlohmann::json(*summary.best_speedup) : nlohmann::json();
+  results["best_speedup_interval"] =
+      summary.best_interval ? interval_json(*summary.best_interval) : nlohmann::json();
   KF_RETURN_IF_ERROR(write_file(job.run_dir / "results.json", redact_secrets(results.dump(2))));
   record.status = g_interrupted ? "interrupted" : "done";
   KF_RETURN_IF_ERROR(job.store->put_job(record));
   out << strprintf("done: %d evaluated, %d correct, best speedup %s; files in %s\n",
-                   summary.evaluated, summary.correct, speedup_text(summary.best_speedup).c_str(),
+                   summary.evaluated, summary.correct,
+                   speedup_text(summary.best_speedup, summary.best_interval).c_str(),
                    job.run_dir.string().c_str());
   if (g_interrupted) out << "interrupted by Ctrl-C: the job is marked 'interrupted'\n";
   return summary;

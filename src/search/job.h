@@ -47,6 +47,7 @@ struct JobSummary {
   int evaluated = 0;
   int correct = 0;
   std::optional<double> best_speedup;
+  std::optional<SpeedupInterval> best_interval;  // the best's, when it was timed side by side
   std::string best_uuid;
   int last_verdict = -1;
 };
@@ -59,8 +60,22 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
 // The task as the database keeps it: every file (text files with their content) and the blocks.
 TaskRecord task_record(const JobContext& job);
 
-// A speedup as progress lines and tables show it: "1.234x", or "-" when there is none.
+// A speedup as progress lines and tables show it: "1.234x", or "-" when there is none; with its
+// interval when it has one: "1.234x [1.20-1.26]".
 std::string speedup_text(const std::optional<double>& speedup);
+std::string speedup_text(const std::optional<double>& speedup,
+                         const std::optional<SpeedupInterval>& interval);
+
+// Whether an evaluated candidate becomes the job's new best: correct, measured, not suspect, and
+// faster than the best so far: by the intervals when both have one (eval/paired.h:
+// faster_than), by the point estimates otherwise. Equal or unclear keeps the best.
+bool beats_best(const EvalResult& candidate, const std::optional<double>& best_speedup,
+                const std::optional<SpeedupInterval>& best_interval);
+
+// The speedup interval between its two forms: as the evaluator measured it and as the kernel
+// database keeps it (KernelRecord::speedup_interval, whose speedup is KernelRecord::speedup).
+std::optional<KernelRecord::Interval> stored_interval(const std::optional<SpeedupInterval>& s);
+std::optional<SpeedupInterval> speedup_interval_of(const KernelRecord& k);
 
 // Evaluation settings from the composed config.
 EvalOptions eval_options(const JobContext& job);

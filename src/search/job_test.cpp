@@ -86,5 +86,55 @@ TEST_F(JobTaskTest, PackageSeedPathIsTakenFromInsideThePackage) {
   ASSERT_TRUE(chosen.is_ok()) << chosen.message();
 }
 
+// A correct candidate with speedup `s` and, when batches > 0, a side-by-side interval.
+EvalResult measured(double s, double lo = 0, double hi = 0, int batches = 0) {
+  EvalResult r;
+  r.verdict = kCorrect;
+  r.speedup = s;
+  if (batches > 0) r.speedup_interval = SpeedupInterval{s, lo, hi, 0.95, batches};
+  return r;
+}
+
+TEST(JobBestTest, NewBestOnlyWhenTheIntervalSaysFaster) {
+  const std::optional<SpeedupInterval> best = SpeedupInterval{1.25, 1.24, 1.26, 0.95, 12};
+  // Higher point estimate, but inside the noise: the best stays.
+  EXPECT_FALSE(beats_best(measured(1.27, 1.15, 1.40, 12), 1.25, best));
+  EXPECT_FALSE(beats_best(measured(1.25, 1.24, 1.26, 12), 1.25, best));  // equal
+  EXPECT_TRUE(beats_best(measured(1.35, 1.33, 1.37, 12), 1.25, best));
+  // Either side without an interval: the point estimates, as before.
+  EXPECT_TRUE(beats_best(measured(1.26), 1.25, best));
+  EXPECT_TRUE(beats_best(measured(1.26, 1.0, 1.6, 12), 1.25, std::nullopt));
+  EXPECT_FALSE(beats_best(measured(1.25), 1.25, std::nullopt));  // a tie keeps the best
+  // The first correct kernel is the best; wrong, unmeasured or suspect ones never are.
+  EXPECT_TRUE(beats_best(measured(0.5, 0.49, 0.51, 12), std::nullopt, std::nullopt));
+  EvalResult wrong = measured(2.0, 1.9, 2.1, 12);
+  wrong.verdict = kWrongValues;
+  EXPECT_FALSE(beats_best(wrong, 1.25, best));
+  EvalResult unmeasured = measured(1.0);
+  unmeasured.speedup.reset();
+  EXPECT_FALSE(beats_best(unmeasured, std::nullopt, std::nullopt));
+  EvalResult flagged = measured(5.0, 4.9, 5.1, 12);
+  flagged.flags.push_back({{"flag", "implausible_speedup"}, {"detail", ""}, {"suspect", true}});
+  EXPECT_FALSE(beats_best(flagged, 1.25, best));
+}
+
+TEST(JobBestTest, SpeedupTextAndStoredIntervalRoundTrip) {
+  SpeedupInterval s{1.234, 1.2, 1.26, 0.95, 8};
+  EXPECT_EQ(speedup_text(1.234, s), "1.234x [1.20-1.26]");
+  EXPECT_EQ(speedup_text(1.234, std::nullopt), "1.234x");
+  EXPECT_EQ(speedup_text(std::nullopt, s), "-");
+  KernelRecord k;
+  k.speedup = 1.234;
+  k.speedup_interval = stored_interval(s);
+  std::optional<SpeedupInterval> back = speedup_interval_of(k);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->speedup, 1.234);
+  EXPECT_EQ(back->lo, 1.2);
+  EXPECT_EQ(back->hi, 1.26);
+  EXPECT_EQ(back->batches, 8);
+  k.speedup_interval.reset();
+  EXPECT_FALSE(speedup_interval_of(k).has_value());
+}
+
 }  // namespace
 }  // namespace kf

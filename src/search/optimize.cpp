@@ -14,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "proc/pause_group.h"
 #include "proc/sandbox.h"
 #include "prompt/prompt.h"
 #include "search/archive.h"
@@ -114,6 +115,7 @@ Elite elite_of(const KernelRecord& k, Language language, size_t num_blocks) {
   e.codes = decode_codes(k.code, num_blocks);
   e.verdict = k.verdict;
   e.speedup = k.speedup;
+  e.interval = speedup_interval_of(k);
   e.fitness = k.fitness;
   e.descriptor = describe_code(k.code, language);
   e.island = k.island;
@@ -202,6 +204,8 @@ class Search {
   std::unique_ptr<LlmBroker> broker_;
   std::optional<PromptTemplates> templates_;
   std::mutex device_lock_;
+  // The builds of this job's candidates, paused while a candidate is timed (issue 9).
+  PauseGroup build_pause_;
   std::mutex mutex_;  // summary_, results_, out_, record_ across branch threads
   std::map<std::string, std::unique_ptr<std::mutex>> feedback_locks_;
   std::map<std::pair<int, int>, KernelRecord> stored_;  // a resumed job's kernels not yet absorbed
@@ -213,8 +217,13 @@ class Search {
   // test run: results.json's "timeline", from which bench/ derives the orchestrator's overhead.
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::map<std::string, nlohmann::json> timeline_;
-  std::optional<std::optional<double>> live_best_;  // set on the first progress line
-  std::optional<SeedKernel> seed_;                  // resolved before the job record is made
+  // The best speedup so far (and its interval), set on the first progress line.
+  struct BestSoFar {
+    std::optional<double> speedup;
+    std::optional<SpeedupInterval> interval;
+  };
+  std::optional<BestSoFar> live_best_;
+  std::optional<SeedKernel> seed_;  // resolved before the job record is made
   std::optional<Ensemble> ensemble_;
   std::optional<ServerConfig> feedback_server_;
   JobOwner owner_ = this_process();
@@ -356,9 +365,12 @@ void Search::absorb(const KernelRecord& k) {
   ++summary_.evaluated;
   if (k.verdict == kCorrect) ++summary_.correct;
   if (k.trial > 0 && k.verdict != kCorrect) ++summary_.failures;
+  // A new best only when its interval says so (eval/paired.h: faster_than); point estimates
+  // where either has none.
   if (k.verdict == kCorrect && k.speedup && !e.suspect &&
-      (!summary_.best_speedup || *k.speedup > *summary_.best_speedup)) {
+      faster_than(k.speedup, e.interval, summary_.best_speedup, summary_.best_interval)) {
     summary_.best_speedup = k.speedup;
+    summary_.best_interval = e.interval;
     summary_.best_uuid = k.uuid;
     summary_.best_model = k.model;
     summary_.best_trial = k.trial;
@@ -374,6 +386,7 @@ void Search::absorb(const KernelRecord& k) {
       {"verdict", k.verdict},
       {"reason", k.reason},
       {"speedup", k.speedup ? nlohmann::json(*k.speedup) : nlohmann::json()},
+      {"speedup_interval", e.interval ? interval_json(*e.interval) : nlohmann::json()},
       {"fitness", k.fitness},
       {"archive_cell", k.archive_cell},
       {"flags", nlohmann::json::parse(k.flags_json.empty() ? "[]" : k.flags_json, nullptr, false)},
@@ -409,12 +422,13 @@ void Search::evaluate_into(KernelRecord& k, const std::vector<std::string>& code
   note_span(k.uuid, "test", std::max(begin, end - eval->test_s), end);
   // compute-sanitizer on a kernel about to be reported as the new best (CUDA, where the tool is),
   // before its row is stored: findings make it suspect, so it does not become the best.
-  if (eval->verdict == kCorrect && eval->speedup && !eval->suspect()) {
+  {
     bool new_best = false;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      std::optional<double> best = live_best_ ? *live_best_ : summary_.best_speedup;
-      new_best = !best || *eval->speedup > *best;
+      BestSoFar best =
+          live_best_ ? *live_best_ : BestSoFar{summary_.best_speedup, summary_.best_interval};
+      new_best = beats_best(*eval, best.speedup, best.interval);
     }
     if (new_best) {
       double sanitize_begin = now_s();
@@ -426,6 +440,7 @@ void Search::evaluate_into(KernelRecord& k, const std::vector<std::string>& code
   k.reason = eval->reason;
   k.runtimes_json = nlohmann::json{{job_.gpu_arch, eval->runtimes_json()}}.dump();
   k.speedup = eval->speedup;
+  k.speedup_interval = stored_interval(eval->speedup ? eval->speedup_interval : std::nullopt);
   k.fitness = eval->fitness;
   k.eval_log = eval->eval_log;
   k.flags_json = eval->flags.dump();
@@ -456,11 +471,13 @@ Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std:
                                        : server;
   // Best so far across every branch finished up to now (the archive catches up at the end of
   // the iteration).
-  if (!live_best_) live_best_ = summary_.best_speedup;
+  if (!live_best_) live_best_ = BestSoFar{summary_.best_speedup, summary_.best_interval};
   bool flagged = suspect(k);
-  if (k.verdict == kCorrect && k.speedup && !flagged && (!*live_best_ || *k.speedup > **live_best_))
-    *live_best_ = k.speedup;
-  std::optional<double> best = *live_best_;
+  std::optional<SpeedupInterval> interval = speedup_interval_of(k);
+  if (k.verdict == kCorrect && k.speedup && !flagged &&
+      faster_than(k.speedup, interval, live_best_->speedup, live_best_->interval))
+    *live_best_ = BestSoFar{k.speedup, interval};
+  std::optional<double> best = live_best_->speedup;
   std::string where = k.trial == 0
                           ? std::string("[iter 0]         ")
                           : strprintf("[iter %d/%d br %d] ", k.trial, s_.max_iters, k.branch);
@@ -475,7 +492,8 @@ Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std:
   out_ << where
        << strprintf("%-30s verdict %d %-16s speedup %-8s best %-8s %s\n", who.c_str(), k.verdict,
                     ("(" + std::string(verdict_name(k.verdict)) + ")").c_str(),
-                    speedup_text(k.speedup).c_str(), speedup_text(best).c_str(), timing.c_str());
+                    speedup_text(k.speedup, interval).c_str(), speedup_text(best).c_str(),
+                    timing.c_str());
   if (k.verdict != kCorrect || flagged) out_ << "        " << k.reason << "\n";
   out_.flush();
   return Status::ok();
@@ -485,7 +503,8 @@ Status Search::seed_iteration() {
   if (auto it = stored_.find({0, 0}); it != stored_.end()) {
     absorb(it->second);
     out_ << "[iter 0]         start: kernel " << it->second.uuid << " (stored), verdict "
-         << it->second.verdict << ", speedup " << speedup_text(it->second.speedup) << "\n";
+         << it->second.verdict << ", speedup "
+         << speedup_text(it->second.speedup, speedup_interval_of(it->second)) << "\n";
     stored_.erase(it);
     return Status::ok();
   }
@@ -679,6 +698,8 @@ Status Search::write_results() {
   results_["best_uuid"] = summary_.best_uuid;
   results_["best_speedup"] =
       summary_.best_speedup ? nlohmann::json(*summary_.best_speedup) : nlohmann::json();
+  results_["best_speedup_interval"] =
+      summary_.best_interval ? interval_json(*summary_.best_interval) : nlohmann::json();
   results_["llm_this_run"] = {{"calls", usage.calls},
                               {"reused", usage.reused},
                               {"seconds", usage.seconds},
@@ -712,18 +733,21 @@ Status Search::save_best() {
   fs::path dir = fs::path(job_.config.get_string("paths.results_dir", "results")) / job_.job_name /
                  job_.task_name;
   KF_RETURN_IF_ERROR(materialize(job_.task, *spliced, dir));
-  nlohmann::json about = {{"format", "kernelfoundry-best-kernel"},
-                          {"version", 1},
-                          {"uuid", k.uuid},
-                          {"job_name", k.job_name},
-                          {"task_name", k.task_name},
-                          {"gpu_arch", k.gpu_arch},
-                          {"language", k.language},
-                          {"model", k.model},
-                          {"trial", k.trial},
-                          {"branch", k.branch},
-                          {"speedup", k.speedup ? nlohmann::json(*k.speedup) : nlohmann::json()},
-                          {"median_ms", runtime_medians(k.runtimes_json, job_.gpu_arch)}};
+  std::optional<SpeedupInterval> interval = speedup_interval_of(k);
+  nlohmann::json about = {
+      {"format", "kernelfoundry-best-kernel"},
+      {"version", 1},
+      {"uuid", k.uuid},
+      {"job_name", k.job_name},
+      {"task_name", k.task_name},
+      {"gpu_arch", k.gpu_arch},
+      {"language", k.language},
+      {"model", k.model},
+      {"trial", k.trial},
+      {"branch", k.branch},
+      {"speedup", k.speedup ? nlohmann::json(*k.speedup) : nlohmann::json()},
+      {"speedup_interval", interval ? interval_json(*interval) : nlohmann::json()},
+      {"median_ms", runtime_medians(k.runtimes_json, job_.gpu_arch)}};
   KF_RETURN_IF_ERROR(write_file(dir / "kernelfoundry_best.json", about.dump(2) + "\n"));
   summary_.best_package_dir = dir.string();
   return Status::ok();
@@ -770,6 +794,7 @@ Result<SearchSummary> Search::run() {
   if (!toolchain) return fail(toolchain.message());
   EvalOptions options = eval_options(job_);
   options.device_lock = &device_lock_;
+  options.build_pause = &build_pause_;
   auto sandbox = check_sandbox(options.sandbox);
   if (!sandbox) return fail(sandbox.message());
   if (!sandbox->warning.empty()) out_ << sandbox->warning << "\n";
@@ -927,7 +952,7 @@ Result<SearchSummary> Search::run() {
       "done after %d iteration(s) (%s): %d candidates, %d correct, %d failed; best "
       "speedup %s",
       summary_.iterations, summary_.stop_reason.c_str(), summary_.evaluated, summary_.correct,
-      summary_.failures, speedup_text(summary_.best_speedup).c_str());
+      summary_.failures, speedup_text(summary_.best_speedup, summary_.best_interval).c_str());
   if (!summary_.best_uuid.empty())
     out_ << strprintf(" (iteration %d, branch %d, %s, kernel %s)", summary_.best_trial,
                       summary_.best_branch,

@@ -18,6 +18,7 @@ struct SearchSummary {
   int iterations = 0;  // LLM iterations completed in this job (resumed ones included)
   int evaluated = 0, correct = 0, failures = 0;
   std::optional<double> best_speedup;
+  std::optional<SpeedupInterval> best_interval;  // the best's, when it was timed side by side
   std::string best_uuid, best_model;
   int best_trial = -1, best_branch = -1;
   LlmUsage usage;

@@ -1,6 +1,9 @@
 // Store: the kernels table (save, filter, best correct kernel).
 #include <sqlite3.h>
 
+#include <cmath>
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "store/statement.h"
@@ -44,6 +47,10 @@ constexpr const char* kKernelColumns[] = {
     "feedback",
     "island",
     "finish_reason",
+    "speedup_lo",
+    "speedup_hi",
+    "speedup_confidence",
+    "speedup_batches",
 };
 constexpr int kKernelColumnCount = sizeof(kKernelColumns) / sizeof(kKernelColumns[0]);
 constexpr int kVerdictCorrect = 5;
@@ -104,6 +111,15 @@ KernelRecord read_kernel(const Statement& s) {
   k.feedback = s.text(28);
   k.island = static_cast<int>(s.int64(29));
   k.finish_reason = s.text(30);
+  // The interval is there when its batch count is (schema 5; NULL for older kernels).
+  if (std::optional<double> batches = s.optional_real(34)) {
+    KernelRecord::Interval interval;
+    interval.lo = s.optional_real(31).value_or(0);
+    interval.hi = s.optional_real(32).value_or(std::numeric_limits<double>::infinity());
+    interval.confidence = s.optional_real(33).value_or(0.95);
+    interval.batches = static_cast<int>(*batches);
+    k.speedup_interval = interval;
+  }
   return k;
 }
 
@@ -188,6 +204,17 @@ Status Store::put_kernel(const KernelRecord& k) {
       .bind_text(29, k.feedback)
       .bind_int(30, k.island)
       .bind_text(31, k.finish_reason);
+  // NULL for a kernel without an interval; an unbounded upper end is NULL too (SQL has no inf).
+  const std::optional<KernelRecord::Interval>& interval = k.speedup_interval;
+  auto finite_or_null = [](std::optional<double> v) {
+    return v && std::isfinite(*v) ? v : std::nullopt;
+  };
+  s->bind_optional(32,
+                   finite_or_null(interval ? std::optional<double>(interval->lo) : std::nullopt))
+      .bind_optional(33,
+                     finite_or_null(interval ? std::optional<double>(interval->hi) : std::nullopt))
+      .bind_optional(34, interval ? std::optional<double>(interval->confidence) : std::nullopt)
+      .bind_optional(35, interval ? std::optional<double>(interval->batches) : std::nullopt);
   Status saved = s->run("cannot save kernel " + k.uuid);
   if (!saved && sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_FOREIGNKEY)
     return Status::error(saved.message() + " (job '" + k.job_name +

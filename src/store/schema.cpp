@@ -125,14 +125,22 @@ ALTER TABLE llm_calls ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE llm_calls ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 5: side-by-side speedups (issue 9). A kernel timed in batches alternating with the
+// reference keeps its speedup's confidence interval: the bounds, the confidence level and the
+// number of batch pairs. NULL for kernels measured before (and without) it; speedup_hi NULL with
+// speedup_lo set is an unbounded interval (fewer than two pairs).
+constexpr const char* kSchemaV5 = R"sql(
+ALTER TABLE kernels ADD COLUMN speedup_lo REAL;
+ALTER TABLE kernels ADD COLUMN speedup_hi REAL;
+ALTER TABLE kernels ADD COLUMN speedup_confidence REAL;
+ALTER TABLE kernels ADD COLUMN speedup_batches INTEGER;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
   static const std::vector<Migration> kMigrations = {
-      {1, kSchemaV1},
-      {2, kSchemaV2},
-      {3, kSchemaV3},
-      {4, kSchemaV4},
+      {1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5},
   };
   return kMigrations;
 }

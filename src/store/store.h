@@ -45,6 +45,14 @@ struct KernelRecord {
   std::string reason{};
   std::string runtimes_json{};      // {arch: {benchmark_id: {median_ms,...,samples:[...]}}}
   std::optional<double> speedup{};  // none when not correct or not measured
+  // The speedup's confidence interval when it was measured side by side with the reference
+  // (eval/paired.h; schema 5). Unset (NULL) for kernels without one. speedup_hi is +inf when the
+  // interval is unbounded (fewer than two batch pairs); stored as NULL.
+  struct Interval {
+    double lo = 0, hi = 0, confidence = 0.95;
+    int batches = 0;
+  };
+  std::optional<Interval> speedup_interval{};
   double fitness = 0;
   std::string eval_log{}, profile_json{}, template_results_json{}, archive_cell{};
   // JSON array of integrity flags; an object with "suspect": true keeps the kernel out of

@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 
+#include <limits>
 #include <regex>
 #include <set>
 #include <thread>
@@ -542,6 +543,63 @@ TEST_F(StoreTest, SchemaOneDatabaseMigratesKeepingItsKernels) {
   EXPECT_EQ((*k)->verdict, 5);
   EXPECT_EQ((*k)->feedback, "");
   EXPECT_EQ((*k)->island, 0);
+}
+
+TEST_F(StoreTest, SpeedupIntervalRoundTripsAndIsNullWithoutOne) {
+  auto store = open_store();
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->put_job(job_named("j1")).is_ok());
+  KernelRecord measured = kernel("j1", 5, 1.23);
+  measured.speedup_interval = KernelRecord::Interval{1.20, 1.26, 0.95, 12};
+  KernelRecord single = kernel("j1", 5, 1.5);  // one pair: unbounded above
+  single.speedup_interval =
+      KernelRecord::Interval{0, std::numeric_limits<double>::infinity(), 0.9, 1};
+  KernelRecord old = kernel("j1", 5, 1.1);  // no interval
+  for (const KernelRecord* k : {&measured, &single, &old})
+    ASSERT_TRUE(store->put_kernel(*k).is_ok());
+
+  auto got = store->kernel(measured.uuid);
+  ASSERT_TRUE(got.is_ok() && got->has_value()) << got.message();
+  ASSERT_TRUE((*got)->speedup_interval.has_value());
+  EXPECT_DOUBLE_EQ((*got)->speedup_interval->lo, 1.20);
+  EXPECT_DOUBLE_EQ((*got)->speedup_interval->hi, 1.26);
+  EXPECT_DOUBLE_EQ((*got)->speedup_interval->confidence, 0.95);
+  EXPECT_EQ((*got)->speedup_interval->batches, 12);
+
+  got = store->kernel(single.uuid);
+  ASSERT_TRUE((*got)->speedup_interval.has_value());
+  EXPECT_EQ((*got)->speedup_interval->hi, std::numeric_limits<double>::infinity());
+  EXPECT_EQ((*got)->speedup_interval->batches, 1);
+  EXPECT_EQ(raw_sql("SELECT coalesce(speedup_hi, 'null') FROM kernels WHERE uuid = '" +
+                    single.uuid + "'"),
+            "null");
+
+  got = store->kernel(old.uuid);
+  EXPECT_FALSE((*got)->speedup_interval.has_value());
+  EXPECT_EQ(raw_sql("SELECT count(*) FROM kernels WHERE uuid = '" + old.uuid +
+                    "' AND speedup_lo IS NULL AND speedup_hi IS NULL AND speedup_confidence IS "
+                    "NULL AND speedup_batches IS NULL"),
+            "1");
+}
+
+TEST_F(StoreTest, SchemaFourDatabaseGainsNullIntervals) {
+  // A file as schema 4 left it: its kernels read back without an interval.
+  ASSERT_TRUE(make_dirs(db_path_.parent_path()).is_ok());
+  std::string sql;
+  for (const Migration& m : schema_migrations())
+    if (m.version <= 4) sql += m.sql;
+  raw_sql(sql +
+          "INSERT INTO meta (key, value) VALUES ('schema_version', '4');"
+          "INSERT INTO jobs (job_name, created_at, updated_at) VALUES ('old', 't', 't');"
+          "INSERT INTO kernels (uuid, job_name, verdict, speedup, created_at) "
+          "VALUES ('k1', 'old', 5, 1.4, 't');");
+  auto store = open_store();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(store->schema_version(), latest_schema_version());
+  auto k = store->kernel("k1");
+  ASSERT_TRUE(k.is_ok() && k->has_value()) << k.message();
+  EXPECT_DOUBLE_EQ(*(*k)->speedup, 1.4);
+  EXPECT_FALSE((*k)->speedup_interval.has_value());
 }
 
 TEST_F(StoreTest, LlmCallsRoundTripPerJobAndKey) {

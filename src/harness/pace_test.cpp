@@ -1,0 +1,258 @@
+// The paced benchmark (pace.h): the candidate child times exactly the batches the evaluator asks
+// for, shape by shape, and reports each batch's samples; the judge (--serve) times batches of the
+// reference on request. Together they give a speedup measured side by side.
+#include "harness/pace.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "harness/test_util.h"
+#include "kernelfoundry/harness.h"
+
+namespace kf = kernelfoundry;
+
+namespace {
+
+struct Twice : kf::Problem {
+  void setup(kf::Case& c) override {
+    long n = c.dim("n");
+    c.input("x", kf::f32, n, kf::uniform(-1, 1));
+    c.output("y", kf::f32, n, kf::tolerance(1e-6, 1e-6));
+  }
+  void run(kf::Case& c, kf::Impl) override {
+    long n = c.dim("n");
+    const float* x = c.buffer("x").host<float>();
+    float* y = c.buffer("y").host<float>();
+    for (long i = 0; i < n; ++i) y[i] = x[i] * 2;
+  }
+};
+
+kf::Suite suite() {
+  kf::Suite s;
+  s.backend = kf::Backend::Host;
+  s.correctness = {{{"n", 7}}};
+  s.benchmarks = {kf::benchmark("twice", {{{"n", 4096}}, {{"n", 5000}}})};
+  return s;
+}
+
+std::vector<std::string> split(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+// The evaluator's ends of the two FIFOs, opened before the child as the evaluator opens them.
+struct Channel {
+  int in = -1, out = -1;  // we write `in` (the child's --pace-in), read `out`
+  std::string buffered;
+
+  bool line(std::string* text, int timeout_ms = 20000) {
+    while (true) {
+      std::size_t nl = buffered.find('\n');
+      if (nl != std::string::npos) {
+        *text = buffered.substr(0, nl);
+        buffered.erase(0, nl + 1);
+        return true;
+      }
+      pollfd p{out, POLLIN, 0};
+      if (::poll(&p, 1, timeout_ms) <= 0) return false;
+      char buf[4096];
+      ssize_t n = ::read(out, buf, sizeof buf);
+      if (n <= 0) return false;  // the child closed its end
+      buffered.append(buf, std::size_t(n));
+    }
+  }
+  void send(const std::string& text) {
+    std::string l = text + "\n";
+    ASSERT_EQ(::write(in, l.data(), l.size()), ssize_t(l.size()));
+  }
+};
+
+}  // namespace
+
+TEST(Pace, CommandsAndLines) {
+  EXPECT_EQ(kf::parse_pace_command("next").kind, kf::PaceCommand::Kind::Next);
+  kf::PaceCommand go = kf::parse_pace_command("go 17");
+  EXPECT_EQ(go.kind, kf::PaceCommand::Kind::Go);
+  EXPECT_EQ(go.calls, 17);
+  for (const char* bad : {"go 0", "go -3", "go 17x", "go", "stop", "go 100001", ""})
+    EXPECT_EQ(kf::parse_pace_command(bad).kind, kf::PaceCommand::Kind::Error) << bad;
+  kf::PaceCommand abort = kf::parse_pace_command("abort the reference failed");
+  EXPECT_EQ(abort.kind, kf::PaceCommand::Kind::Error);
+  EXPECT_NE(abort.error.find("ended the paced benchmark: the reference failed"), std::string::npos);
+  EXPECT_EQ(kf::pace_line("abc", "n=4", 2, 0.5, {1.25, 2}), "kf-pace abc n=4 2 0.5 1.25 2");
+}
+
+TEST(Pace, TheCandidateTimesExactlyTheBatchesItIsGiven) {
+  std::string dir = kf::testing::make_temp_dir();
+  std::string in_path = dir + "/pace.in", out_path = dir + "/pace.out";
+  ASSERT_EQ(::mkfifo(in_path.c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo(out_path.c_str(), 0600), 0);
+  Channel ch;
+  ch.in = ::open(in_path.c_str(), O_RDWR | O_CLOEXEC);
+  ch.out = ::open(out_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(ch.in, 0);
+  ASSERT_GE(ch.out, 0);
+  std::string result = dir + "/result.json";
+
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    Twice p;
+    std::vector<std::string> args = kf::testing::quick_benchmark_args();
+    args.insert(args.end(), {"--seeds", "1", "--out", result, "--dump-dir", dir + "/outputs",
+                             "--pace-in", in_path, "--pace-out", out_path});
+    kf::testing::run_main(p, suite(), args);
+    ::_exit(99);
+  }
+  const std::string nonce = "0123456789abcdef";
+  ch.send("nonce " + nonce);
+  std::string line;
+  // Shape 1: batches of 3 and 2 calls.
+  ASSERT_TRUE(ch.line(&line));
+  std::vector<std::string> w = split(line);
+  ASSERT_EQ(w.size(), 5u) << line;
+  EXPECT_EQ(w[0], "kf-pace");
+  EXPECT_EQ(w[1], nonce);
+  EXPECT_EQ(w[2], "n=4096");
+  EXPECT_EQ(w[3], "0");
+  EXPECT_GT(std::stod(w[4]), 0) << "the warm-up's estimate";
+  std::vector<double> said;
+  ch.send("go 3");
+  ASSERT_TRUE(ch.line(&line));
+  w = split(line);
+  ASSERT_EQ(w.size(), 8u) << line;
+  EXPECT_EQ(w[3], "1");
+  for (std::size_t i = 5; i < w.size(); ++i) said.push_back(std::stod(w[i]));
+  ch.send("go 2");
+  ASSERT_TRUE(ch.line(&line));
+  w = split(line);
+  ASSERT_EQ(w.size(), 7u) << line;
+  EXPECT_EQ(w[3], "2");
+  for (std::size_t i = 5; i < w.size(); ++i) said.push_back(std::stod(w[i]));
+  ch.send("next");
+  // Shape 2: one batch of 4.
+  ASSERT_TRUE(ch.line(&line));
+  w = split(line);
+  ASSERT_GE(w.size(), 4u) << line;
+  EXPECT_EQ(w[2], "n=5000");
+  EXPECT_EQ(w[3], "0");
+  ch.send("go 4");
+  ASSERT_TRUE(ch.line(&line));
+  EXPECT_EQ(split(line).size(), 9u) << line;
+  ch.send("next");
+  ASSERT_TRUE(ch.line(&line));
+  EXPECT_EQ(line, "kf-pace " + nonce + " done");
+
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  std::ifstream f(result);
+  std::stringstream text;
+  text << f.rdbuf();
+  nlohmann::json r = nlohmann::json::parse(text.str(), nullptr, false);
+  ASSERT_TRUE(r.is_object()) << text.str();
+  // Exactly the asked-for samples, in order, as said on the channel; the stop is the evaluator's.
+  ASSERT_EQ(r["timings"]["n=4096"].size(), 5u) << r["timings"];
+  for (std::size_t i = 0; i < said.size(); ++i)
+    EXPECT_NEAR(r["timings"]["n=4096"][i].get<double>(), said[i], 1e-6 * said[i] + 1e-12);
+  EXPECT_EQ(r["timings"]["n=5000"].size(), 4u);
+  EXPECT_EQ(r["stats"]["n=4096"]["stop"], "paced");
+  ::close(ch.in);
+  ::close(ch.out);
+}
+
+TEST(Pace, ABadAnswerEndsTheRunWithAReason) {
+  std::string dir = kf::testing::make_temp_dir();
+  std::string in_path = dir + "/pace.in", out_path = dir + "/pace.out";
+  ASSERT_EQ(::mkfifo(in_path.c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo(out_path.c_str(), 0600), 0);
+  Channel ch;
+  ch.in = ::open(in_path.c_str(), O_RDWR | O_CLOEXEC);
+  ch.out = ::open(out_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  std::string result = dir + "/result.json";
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    Twice p;
+    std::vector<std::string> args = kf::testing::quick_benchmark_args();
+    args.insert(args.end(), {"--seeds", "1", "--out", result, "--dump-dir", dir + "/outputs",
+                             "--pace-in", in_path, "--pace-out", out_path});
+    kf::testing::run_main(p, suite(), args);
+    ::_exit(99);
+  }
+  ch.send("nonce 0123456789abcdef");
+  std::string line;
+  ASSERT_TRUE(ch.line(&line));
+  ch.send("run everything");
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 0);
+  std::ifstream f(result);
+  std::stringstream text;
+  text << f.rdbuf();
+  nlohmann::json r = nlohmann::json::parse(text.str(), nullptr, false);
+  ASSERT_TRUE(r.is_object()) << text.str();
+  EXPECT_NE(r["reason"].get<std::string>().find("neither 'go K' nor 'next'"), std::string::npos)
+      << r["reason"];
+  ::close(ch.in);
+  ::close(ch.out);
+}
+
+TEST(Pace, TheJudgeTimesTheReferenceOnRequest) {
+  std::string root = kf::testing::make_temp_dir();
+  std::string expected = root + "/expected";
+  std::vector<std::string> args = kf::testing::quick_benchmark_args();
+  args.insert(args.end(), {"--seeds", "1"});
+  Twice ref;
+  std::vector<std::string> write_args = args;
+  write_args.insert(write_args.end(), {"--ref", "--expected-out", expected});
+  ASSERT_EQ(kf::testing::run_main(ref, suite(), write_args).exit_code, 0);
+
+  std::istringstream requests(
+      "time\tt1\tn=4096\t5\n"
+      "time\tt2\tn=4096\t3\n"
+      "time\tt3\tn=99\t2\n"
+      "time\tt4\tn=4096\tmany\n");
+  std::streambuf* old = std::cin.rdbuf(requests.rdbuf());
+  Twice judge;
+  args.insert(args.end(), {"--ref", "--serve", "--expected", expected});
+  auto served = kf::testing::run_main(judge, suite(), args);
+  std::cin.rdbuf(old);
+  EXPECT_EQ(served.exit_code, 0) << served.stdout_text;
+  std::istringstream out(served.stdout_text);
+  std::vector<std::vector<std::string>> samples;
+  std::vector<std::string> ends;
+  for (std::string line; std::getline(out, line);) {
+    if (line.rfind("kf-samples", 0) == 0) samples.push_back(split(line));
+    if (line.rfind("kf-judge-done", 0) == 0) ends.push_back(line);
+  }
+  ASSERT_EQ(samples.size(), 2u) << served.stdout_text;
+  EXPECT_EQ(samples[0].size(), 6u);  // the word and 5 samples
+  EXPECT_EQ(samples[1].size(), 4u);
+  for (const auto& s : samples)
+    for (std::size_t i = 1; i < s.size(); ++i) EXPECT_GT(std::stod(s[i]), 0);
+  ASSERT_EQ(ends.size(), 4u) << served.stdout_text;
+  EXPECT_EQ(ends[0], "kf-judge-done t1 0");
+  EXPECT_EQ(ends[1], "kf-judge-done t2 0");
+  EXPECT_EQ(ends[2], "kf-judge-done t3 2");
+  EXPECT_EQ(ends[3], "kf-judge-done t4 2");
+  EXPECT_NE(served.stdout_text.find("'n=99' is not a benchmark shape"), std::string::npos);
+  EXPECT_NE(served.stdout_text.find("CALLS 'many'"), std::string::npos);
+}
