@@ -78,6 +78,53 @@ struct Channel {
   }
 };
 
+// A candidate child (forked, as the evaluator starts one) running the paced benchmark, with the
+// evaluator's ends of its two FIFOs opened first, as the evaluator opens them.
+struct PacedChild {
+  Channel ch;
+  pid_t pid = -1;
+  std::string result;
+};
+
+PacedChild start_paced_child() {
+  PacedChild c;
+  std::string dir = kf::testing::make_temp_dir();
+  std::string in_path = dir + "/pace.in", out_path = dir + "/pace.out";
+  EXPECT_EQ(::mkfifo(in_path.c_str(), 0600), 0);
+  EXPECT_EQ(::mkfifo(out_path.c_str(), 0600), 0);
+  c.ch.in = ::open(in_path.c_str(), O_RDWR | O_CLOEXEC);
+  c.ch.out = ::open(out_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  EXPECT_GE(c.ch.in, 0);
+  EXPECT_GE(c.ch.out, 0);
+  c.result = dir + "/result.json";
+  c.pid = ::fork();
+  EXPECT_GE(c.pid, 0);
+  if (c.pid == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    Twice p;
+    std::vector<std::string> args = kf::testing::quick_benchmark_args();
+    args.insert(args.end(), {"--seeds", "1", "--out", c.result, "--dump-dir", dir + "/outputs",
+                             "--pace-in", in_path, "--pace-out", out_path});
+    kf::testing::run_main(p, suite(), args);
+    ::_exit(99);
+  }
+  return c;
+}
+
+// Waits for the child; its exit code (-1 when it did not exit normally) and result file.
+int finish(PacedChild& c, nlohmann::json* result) {
+  int status = 0;
+  EXPECT_EQ(::waitpid(c.pid, &status, 0), c.pid);
+  ::close(c.ch.in);
+  ::close(c.ch.out);
+  std::ifstream f(c.result);
+  std::stringstream text;
+  text << f.rdbuf();
+  *result = nlohmann::json::parse(text.str(), nullptr, false);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 }  // namespace
 
 TEST(Pace, CommandsAndLines) {
@@ -94,29 +141,9 @@ TEST(Pace, CommandsAndLines) {
 }
 
 TEST(Pace, TheCandidateTimesExactlyTheBatchesItIsGiven) {
-  std::string dir = kf::testing::make_temp_dir();
-  std::string in_path = dir + "/pace.in", out_path = dir + "/pace.out";
-  ASSERT_EQ(::mkfifo(in_path.c_str(), 0600), 0);
-  ASSERT_EQ(::mkfifo(out_path.c_str(), 0600), 0);
-  Channel ch;
-  ch.in = ::open(in_path.c_str(), O_RDWR | O_CLOEXEC);
-  ch.out = ::open(out_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  ASSERT_GE(ch.in, 0);
-  ASSERT_GE(ch.out, 0);
-  std::string result = dir + "/result.json";
-
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    Twice p;
-    std::vector<std::string> args = kf::testing::quick_benchmark_args();
-    args.insert(args.end(), {"--seeds", "1", "--out", result, "--dump-dir", dir + "/outputs",
-                             "--pace-in", in_path, "--pace-out", out_path});
-    kf::testing::run_main(p, suite(), args);
-    ::_exit(99);
-  }
+  PacedChild child = start_paced_child();
+  ASSERT_GT(child.pid, 0);
+  Channel& ch = child.ch;
   const std::string nonce = "0123456789abcdef";
   ch.send("nonce " + nonce);
   std::string line;
@@ -156,63 +183,29 @@ TEST(Pace, TheCandidateTimesExactlyTheBatchesItIsGiven) {
   ASSERT_TRUE(ch.line(&line));
   EXPECT_EQ(line, "kf-pace " + nonce + " done");
 
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
-  std::ifstream f(result);
-  std::stringstream text;
-  text << f.rdbuf();
-  nlohmann::json r = nlohmann::json::parse(text.str(), nullptr, false);
-  ASSERT_TRUE(r.is_object()) << text.str();
+  nlohmann::json r;
+  EXPECT_EQ(finish(child, &r), 0);
+  ASSERT_TRUE(r.is_object());
   // Exactly the asked-for samples, in order, as said on the channel; the stop is the evaluator's.
   ASSERT_EQ(r["timings"]["n=4096"].size(), 5u) << r["timings"];
   for (std::size_t i = 0; i < said.size(); ++i)
     EXPECT_NEAR(r["timings"]["n=4096"][i].get<double>(), said[i], 1e-6 * said[i] + 1e-12);
   EXPECT_EQ(r["timings"]["n=5000"].size(), 4u);
   EXPECT_EQ(r["stats"]["n=4096"]["stop"], "paced");
-  ::close(ch.in);
-  ::close(ch.out);
 }
 
 TEST(Pace, ABadAnswerEndsTheRunWithAReason) {
-  std::string dir = kf::testing::make_temp_dir();
-  std::string in_path = dir + "/pace.in", out_path = dir + "/pace.out";
-  ASSERT_EQ(::mkfifo(in_path.c_str(), 0600), 0);
-  ASSERT_EQ(::mkfifo(out_path.c_str(), 0600), 0);
-  Channel ch;
-  ch.in = ::open(in_path.c_str(), O_RDWR | O_CLOEXEC);
-  ch.out = ::open(out_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  std::string result = dir + "/result.json";
-  pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    Twice p;
-    std::vector<std::string> args = kf::testing::quick_benchmark_args();
-    args.insert(args.end(), {"--seeds", "1", "--out", result, "--dump-dir", dir + "/outputs",
-                             "--pace-in", in_path, "--pace-out", out_path});
-    kf::testing::run_main(p, suite(), args);
-    ::_exit(99);
-  }
-  ch.send("nonce 0123456789abcdef");
+  PacedChild child = start_paced_child();
+  ASSERT_GT(child.pid, 0);
+  child.ch.send("nonce 0123456789abcdef");
   std::string line;
-  ASSERT_TRUE(ch.line(&line));
-  ch.send("run everything");
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_NE(WEXITSTATUS(status), 0);
-  std::ifstream f(result);
-  std::stringstream text;
-  text << f.rdbuf();
-  nlohmann::json r = nlohmann::json::parse(text.str(), nullptr, false);
-  ASSERT_TRUE(r.is_object()) << text.str();
+  ASSERT_TRUE(child.ch.line(&line));
+  child.ch.send("run everything");
+  nlohmann::json r;
+  EXPECT_GT(finish(child, &r), 0);
+  ASSERT_TRUE(r.is_object());
   EXPECT_NE(r["reason"].get<std::string>().find("neither 'go K' nor 'next'"), std::string::npos)
       << r["reason"];
-  ::close(ch.in);
-  ::close(ch.out);
 }
 
 TEST(Pace, TheJudgeTimesTheReferenceOnRequest) {

@@ -2,7 +2,8 @@
 // found in /proc, with a pause count and the total time paused.
 #include "proc/pause_group.h"
 
-#include <dirent.h>
+#include "proc/proc_table.h"
+
 #include <signal.h>
 
 #include <algorithm>
@@ -16,45 +17,9 @@ namespace kf {
 
 namespace {
 
-struct ProcEntry {
-  pid_t ppid;
-  pid_t pgid;
-  char state;
-};
-
-// Every process the kernel lists now: its parent, process group and state.
-std::unordered_map<pid_t, ProcEntry> scan_processes() {
-  std::unordered_map<pid_t, ProcEntry> entries;
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return entries;
-  while (dirent* d = ::readdir(proc)) {
-    char* end = nullptr;
-    long pid = std::strtol(d->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0') continue;
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE* f = std::fopen(path, "re");
-    if (f == nullptr) continue;  // it exited meanwhile
-    char buffer[512];
-    size_t n = std::fread(buffer, 1, sizeof buffer - 1, f);
-    std::fclose(f);
-    buffer[n] = '\0';
-    // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
-    const char* rest = std::strrchr(buffer, ')');
-    if (rest == nullptr) continue;
-    char state;
-    long ppid, pgid;
-    if (std::sscanf(rest + 1, " %c %ld %ld", &state, &ppid, &pgid) != 3) continue;
-    entries[static_cast<pid_t>(pid)] =
-        ProcEntry{static_cast<pid_t>(ppid), static_cast<pid_t>(pgid), state};
-  }
-  ::closedir(proc);
-  return entries;
-}
-
 // The processes of each leader's child: its process group, and every process descending from
 // the leader (a sandbox's command left the group by setsid() but stays in the tree).
-std::vector<pid_t> members(const std::unordered_map<pid_t, ProcEntry>& entries,
+std::vector<pid_t> members(const std::unordered_map<pid_t, ProcStat>& entries,
                            const std::vector<pid_t>& leaders) {
   std::unordered_map<pid_t, std::vector<pid_t>> children;
   for (const auto& [pid, e] : entries) children[e.ppid].push_back(pid);
@@ -95,7 +60,7 @@ void PauseGroup::stop_locked(const std::vector<pid_t>& leaders) const {
   // queued, so a later scan finds every new child; signalling again is harmless.
   Clock::time_point deadline = Clock::now() + kStopWait;
   while (true) {
-    std::unordered_map<pid_t, ProcEntry> entries = scan_processes();
+    std::unordered_map<pid_t, ProcStat> entries = read_proc_table();
     bool all_stopped = true;
     for (pid_t pid : members(entries, leaders)) {
       if (is_stopped(entries.at(pid).state)) continue;
@@ -109,7 +74,7 @@ void PauseGroup::stop_locked(const std::vector<pid_t>& leaders) const {
 
 void PauseGroup::continue_locked(const std::vector<pid_t>& leaders) const {
   if (leaders.empty()) return;
-  std::unordered_map<pid_t, ProcEntry> entries = scan_processes();
+  std::unordered_map<pid_t, ProcStat> entries = read_proc_table();
   // Parents before their children: members() lists the tree top-down.
   for (pid_t pid : members(entries, leaders)) ::kill(pid, SIGCONT);
   for (pid_t leader : leaders) ::kill(-leader, SIGCONT);

@@ -2,7 +2,6 @@
 // kills its whole process group when a limit fires or the leader is gone; a watchdog sums the
 // memory and counts the tasks of the child's process tree. Time the child spends paused by its
 // PauseGroup is kept out of its timeouts.
-#include <dirent.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -21,6 +20,7 @@
 
 #include "proc/output_capture.h"
 #include "proc/pause_group.h"
+#include "proc/proc_table.h"
 #include "proc/process.h"
 #include "proc/spawn.h"
 #include "util/strings.h"
@@ -72,44 +72,9 @@ struct TreeUsage {
 };
 
 TreeUsage scan_tree(pid_t root) {
-  struct Entry {
-    pid_t ppid;
-    int threads;
-    uint64_t rss_pages;
-  };
-  std::unordered_map<pid_t, Entry> entries;
+  std::unordered_map<pid_t, ProcStat> entries = read_proc_table();
   std::unordered_map<pid_t, std::vector<pid_t>> children;
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return {};
-  while (dirent* d = ::readdir(proc)) {
-    char* end = nullptr;
-    long pid = std::strtol(d->d_name, &end, 10);
-    if (pid <= 0 || *end != '\0') continue;
-    char path[64];
-    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    FILE* f = std::fopen(path, "re");
-    if (f == nullptr) continue;  // it exited meanwhile
-    char buffer[1024];
-    size_t n = std::fread(buffer, 1, sizeof buffer - 1, f);
-    std::fclose(f);
-    buffer[n] = '\0';
-    // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
-    const char* rest = std::strrchr(buffer, ')');
-    if (rest == nullptr) continue;
-    char state;
-    long ppid, threads;
-    unsigned long long rss;
-    // Fields 3 (state), 4 (ppid), 20 (num_threads), 24 (rss, in pages).
-    if (std::sscanf(rest + 1,
-                    " %c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld %*d "
-                    "%*u %*u %llu",
-                    &state, &ppid, &threads, &rss) != 4)
-      continue;
-    entries[static_cast<pid_t>(pid)] =
-        Entry{static_cast<pid_t>(ppid), static_cast<int>(threads), static_cast<uint64_t>(rss)};
-    children[static_cast<pid_t>(ppid)].push_back(static_cast<pid_t>(pid));
-  }
-  ::closedir(proc);
+  for (const auto& [pid, e] : entries) children[e.ppid].push_back(pid);
   static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   TreeUsage usage;
   std::vector<pid_t> todo{root};
