@@ -1293,7 +1293,17 @@ bool Runner::time_reference(std::map<std::string, TimingCase>* cases, const std:
                      "the reference failed while timed on shape " + shape_id, out);
       return false;
     }
-    if (timed) samples_ms->push_back(out.device_ms >= 0 ? out.device_ms : out.host_ms);
+    if (!timed) continue;
+    samples_ms->push_back(out.device_ms >= 0 ? out.device_ms : out.host_ms);
+    // What the candidate's loop does between its timed calls, done here too, so both sides'
+    // calls follow the same gaps: a longer gap lets a runtime's idle workers fall asleep (an
+    // OpenMP pool stops spinning), and waking them costs the next call time, most of all
+    // when another process holds the cores.
+    (void)count_threads();
+    if (rng_() % std::uint64_t(++tc.timed) == 0) {
+      for (std::size_t k = 0; k < cs.outputs.size(); ++k)
+        if (cs.outputs[k].role != Buffer::Role::Scratch) to_host(*cs.sets[kTestSet][k], &tc.picked);
+    }
   }
   return true;
 }

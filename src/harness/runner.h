@@ -55,7 +55,8 @@ class Runner {
   struct TimingCase {
     std::unique_ptr<CaseState> cs;
     PerturbUndo undo;
-    long calls = 0;
+    long calls = 0, timed = 0;
+    std::vector<unsigned char> picked;  // the candidate's loop copies its picked call's outputs
   };
   bool time_reference(std::map<std::string, TimingCase>* cases, const std::string& shape_id,
                       long calls, std::vector<double>* samples_ms);
