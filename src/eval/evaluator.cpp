@@ -553,6 +553,10 @@ EvalResult Evaluator::build_and_run(const std::string& id,
       add_flag(result, "batch_time_exceeds_wall_time", s, true);
     if (paced->complete()) {
       result.pairs = paced->pairs();
+      std::map<std::string, std::vector<double>> reported;
+      for (const auto& [shape, t] : result.timings) reported[shape] = t.samples_ms;
+      if (std::string differs = compare_reported_samples(result.pairs, reported); !differs.empty())
+        add_flag(result, "reported_samples_differ_from_batches", differs, true);
     } else {
       add_flag(result, "not_side_by_side",
                "the speedup is against the reference's timing at job start: " +

@@ -62,6 +62,26 @@ bool parse_pace_boundary(const std::string& line, const std::string& nonce, Pace
   return true;
 }
 
+std::string compare_reported_samples(const std::vector<ShapePairs>& pairs,
+                                     const std::map<std::string, std::vector<double>>& reported) {
+  for (const ShapePairs& s : pairs) {
+    std::vector<double> said;
+    for (const BatchPair& b : s.batches)
+      said.insert(said.end(), b.candidate_ms.begin(), b.candidate_ms.end());
+    auto it = reported.find(s.shape);
+    if (it == reported.end()) return "shape " + s.shape + " is missing from the result file";
+    if (it->second.size() != said.size())
+      return strprintf("shape %s: the result file has %zu samples, the batches said %zu",
+                       s.shape.c_str(), it->second.size(), said.size());
+    for (std::size_t i = 0; i < said.size(); ++i) {
+      if (std::fabs(it->second[i] - said[i]) > 1e-7 * std::fabs(said[i]) + 1e-9)
+        return strprintf("shape %s sample %zu: the result file says %.9g ms, the batch said %.9g",
+                         s.shape.c_str(), i, it->second[i], said[i]);
+    }
+  }
+  return "";
+}
+
 Result<std::unique_ptr<PacedTiming>> PacedTiming::start(const fs::path& dir, Options options,
                                                         TimeReference time_reference) {
   using R = Result<std::unique_ptr<PacedTiming>>;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -95,5 +96,12 @@ struct PaceBoundary {
   bool done = false;  // "kf-pace NONCE done"
 };
 bool parse_pace_boundary(const std::string& line, const std::string& nonce, PaceBoundary* out);
+
+// The candidate child's result file repeats its samples (shape -> samples, in order); the paced
+// batches said them first, each checked against the wall clock. "" when every shape's reported
+// samples are its batches' samples (to the 9 digits the lines carry), else what differs: a child
+// that rewrote its result file to look faster than it was timed.
+std::string compare_reported_samples(const std::vector<ShapePairs>& pairs,
+                                     const std::map<std::string, std::vector<double>>& reported);
 
 }  // namespace kf

@@ -154,6 +154,18 @@ TEST(PacedTiming, AReferenceThatCannotBeTimedEndsTheShapesAndLeavesThemIncomplet
   EXPECT_NE((*paced)->problem().find("the judge is gone"), std::string::npos);
 }
 
+TEST(PacedTiming, ReportedSamplesMustBeTheBatchesSamples) {
+  std::vector<ShapePairs> pairs = {{"a", {{{1.0, 2.0}, {3.0}}, {{1.5}, {3.0}}}}};
+  EXPECT_EQ(compare_reported_samples(pairs, {{"a", {1.0, 2.0, 1.5}}}), "");
+  // Rounded to the lines' 9 digits: still the same.
+  EXPECT_EQ(compare_reported_samples(pairs, {{"a", {1.0000000001, 2.0, 1.5}}}), "");
+  EXPECT_NE(compare_reported_samples(pairs, {{"a", {1.0, 2.0, 0.5}}}).find("sample 2"),
+            std::string::npos);
+  EXPECT_NE(compare_reported_samples(pairs, {{"a", {1.0, 2.0}}}).find("2 samples"),
+            std::string::npos);
+  EXPECT_NE(compare_reported_samples(pairs, {{"b", {1.0}}}).find("missing"), std::string::npos);
+}
+
 TEST(PacedTiming, BoundaryLines) {
   PaceBoundary b;
   EXPECT_TRUE(parse_pace_boundary("kf-pace n1 rows=4 2 0.5 1.25 2", "n1", &b));
