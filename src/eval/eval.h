@@ -218,6 +218,10 @@ class Evaluator {
   // The paced benchmark's reference batches (eval/paced.h): `calls` timed calls of the reference
   // on benchmark shape `shape`, by the judge.
   Result<std::vector<double>> time_reference(const std::string& shape, long calls);
+  // With judge_mutex_ held: the judge is running, started now if it was not (a failed start
+  // counts as a failure); judge_lost() drops one that failed a request.
+  bool judge_started();
+  void judge_lost();
   bool has_judge() {
     std::lock_guard<std::mutex> lock(judge_mutex_);
     return !judge_binary_.empty() && judge_failures_ < 3 && judge_ != nullptr;

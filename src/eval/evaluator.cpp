@@ -204,6 +204,17 @@ bool Evaluator::start_judge() {
   return true;
 }
 
+bool Evaluator::judge_started() {
+  if ((judge_ && judge_->running()) || start_judge()) return true;
+  ++judge_failures_;
+  return false;
+}
+
+void Evaluator::judge_lost() {
+  judge_.reset();
+  ++judge_failures_;
+}
+
 bool Evaluator::check_with_judge(const fs::path& dump_dir, const fs::path& out_file,
                                  const std::string& phase, ProcessResult* proc) {
   std::lock_guard<std::mutex> lock(judge_mutex_);
@@ -213,10 +224,7 @@ bool Evaluator::check_with_judge(const fs::path& dump_dir, const fs::path& out_f
       (out_file.parent_path().filename().string() + "-" + out_file.filename().string());
   for (const std::string& field : {dump_dir.string(), answer.string()})
     if (field.find_first_of("\t\n") != std::string::npos) return false;
-  if ((!judge_ || !judge_->running()) && !start_judge()) {
-    ++judge_failures_;
-    return false;
-  }
+  if (!judge_started()) return false;
   auto start = std::chrono::steady_clock::now();
   std::string output;
   auto code = judge_request("check", &output, {phase, dump_dir.string(), answer.string()});
@@ -226,8 +234,7 @@ bool Evaluator::check_with_judge(const fs::path& dump_dir, const fs::path& out_f
     if (ec) fs::copy_file(answer, out_file, fs::copy_options::overwrite_existing, ec);
   }
   if (!code || ec || !std::isdigit(static_cast<unsigned char>(code->empty() ? 'x' : (*code)[0]))) {
-    judge_.reset();
-    ++judge_failures_;
+    judge_lost();
     return false;
   }
   proc->started = true;
@@ -241,15 +248,11 @@ Result<std::vector<double>> Evaluator::time_reference(const std::string& shape, 
   using R = Result<std::vector<double>>;
   std::lock_guard<std::mutex> lock(judge_mutex_);
   if (judge_failures_ >= 3 || judge_binary_.empty()) return R::error("the job has no judge");
-  if ((!judge_ || !judge_->running()) && !start_judge()) {
-    ++judge_failures_;
-    return R::error("the judge could not be started");
-  }
+  if (!judge_started()) return R::error("the judge could not be started");
   std::string output;
   auto code = judge_request("time", &output, {shape, std::to_string(calls)});
   if (!code) {
-    judge_.reset();
-    ++judge_failures_;
+    judge_lost();
     return R::error(code.message());
   }
   std::vector<double> samples;

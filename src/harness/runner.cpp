@@ -1052,22 +1052,9 @@ bool Runner::benchmark_shape(const Shape& shape) {
   std::vector<Perturbation> perturb;  // of the last call
   PerturbUndo undo;
   auto one_call = [&](bool flush, double* device_ms, double* host_ms) {
-    prepare_set(cs, kTestSet, calls % 2);
     // A memo keyed on the inputs never hits: every call sees inputs no earlier call saw.
-    if (dumping()) {
-      StepTimer timer(&bench_times_.perturb);
-      perturb = perturb_inputs(cs, rng_, &undo);
-    }
-    CallOutcome out;
-    {
-      StepTimer timer(&bench_times_.calls);
-      if (flush) {
-        device.flush_caches();
-      } else {
-        device.synchronize();
-      }
-      out = invoke(cs, test_impl(), kTestSet, ++calls);
-    }
+    CallOutcome out =
+        timed_call(cs, test_impl(), ++calls, flush, dumping() ? &undo : nullptr, &perturb);
     if (!out.ok) {
       record_failure(
           cs, "benchmark", calls,
@@ -1258,6 +1245,23 @@ bool Runner::benchmark_shape(const Shape& shape) {
   return true;
 }
 
+Runner::CallOutcome Runner::timed_call(CaseState& cs, Impl impl, int call, bool flush,
+                                       PerturbUndo* undo, std::vector<Perturbation>* perturb) {
+  prepare_set(cs, kTestSet, (call - 1) % 2);
+  if (undo != nullptr) {
+    StepTimer timer(&bench_times_.perturb);
+    std::vector<Perturbation> made = perturb_inputs(cs, rng_, undo);
+    if (perturb != nullptr) *perturb = std::move(made);
+  }
+  StepTimer timer(&bench_times_.calls);
+  if (flush) {
+    ctx_.device->flush_caches();
+  } else {
+    ctx_.device->synchronize();
+  }
+  return invoke(cs, impl, kTestSet, call);
+}
+
 bool Runner::time_reference(std::map<std::string, TimingCase>* cases, const std::string& shape_id,
                             long calls, std::vector<double>* samples_ms) {
   const Shape* shape = nullptr;
@@ -1275,19 +1279,12 @@ bool Runner::time_reference(std::map<std::string, TimingCase>* cases, const std:
     tc.cs = std::move(cs);
   }
   CaseState& cs = *tc.cs;
-  Device& device = *ctx_.device;
   // The first request warms up as the candidate's benchmark does before its first batch.
   long warm = tc.calls == 0 ? std::max(1L, options_.warmup_iters) : 0;
   for (long k = 0; k < warm + calls; ++k) {
-    prepare_set(cs, kTestSet, int(tc.calls % 2));
-    perturb_inputs(cs, rng_, &tc.undo);
     bool timed = k >= warm;
-    if (timed && !options_.warm) {
-      device.flush_caches();
-    } else {
-      device.synchronize();
-    }
-    CallOutcome out = invoke(cs, Impl::Reference, kTestSet, int(++tc.calls));
+    CallOutcome out = timed_call(cs, Impl::Reference, int(++tc.calls), timed && !options_.warm,
+                                 &tc.undo, nullptr);
     if (!out.ok) {
       record_failure(cs, "benchmark", int(tc.calls),
                      "the reference failed while timed on shape " + shape_id, out);

@@ -100,6 +100,11 @@ class Runner {
   // `bytes` receives the size of the case's buffers (inputs and both output sets).
   bool check_case(const Shape& shape, int seed, std::vector<OutputStats>* stats, double* bytes);
   bool benchmark_shape(const Shape& shape);
+  // One call as the benchmark times it, the same for the candidate's loop and the judge's "time"
+  // requests: poison (variant by call parity), new input values (when `undo` is given; what was
+  // drawn goes to *perturb), a cache flush (or a synchronise), the call.
+  CallOutcome timed_call(CaseState& cs, Impl impl, int call, bool flush, PerturbUndo* undo,
+                         std::vector<Perturbation>* perturb);
 
   bool run_setup(CaseState& cs);
   bool compute_expected(CaseState& cs);
