@@ -79,7 +79,7 @@ def main():
     overhead_wall = [k["build_s"] + k.get("screen_s", 0) + k["test_s"] - k["benchmark_s"]
                      for k in ks]
     # Where the correctness and benchmark phases go, from each candidate's harness result file.
-    steps, bench_steps = {}, {}
+    steps, bench_steps, process_steps = {}, {}, {}
     for i in range(len(ks)):
         path = os.path.join(scratch, "runs", job, "kernels", f"{i:03d}", "result.json")
         try:
@@ -91,6 +91,9 @@ def main():
                 steps.setdefault(key, []).append(value)
             elif key.startswith("benchmark."):
                 bench_steps.setdefault(key, []).append(value)
+            elif key.startswith(("device.", "host.")):
+                # The whole process's device operations and host fills, all phases together.
+                process_steps.setdefault(key, []).append(value)
     summary = {
         "format": "kernelfoundry-eval-overhead",
         "task": args.task,
@@ -102,6 +105,7 @@ def main():
         "median_overhead_wall_s": statistics.median(overhead_wall),
         "median_correctness_steps_s": {key: statistics.median(v) for key, v in steps.items()},
         "median_benchmark_steps_s": {key: statistics.median(v) for key, v in bench_steps.items()},
+        "median_process_steps_s": {key: statistics.median(v) for key, v in process_steps.items()},
         "per_candidate": split,
         "job_wall_s": wall,
     }
@@ -117,6 +121,9 @@ def main():
         if st:
             print(f"  {phase} steps (median s): " +
                   ", ".join(f"{k.split('.', 1)[1]} {v:.3f}" for k, v in st.items()))
+    if summary["median_process_steps_s"]:
+        print("  whole process (median s): " +
+              ", ".join(f"{k} {v:.3f}" for k, v in sorted(summary["median_process_steps_s"].items())))
 
 
 if __name__ == "__main__":

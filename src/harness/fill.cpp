@@ -2,6 +2,7 @@
 #include "harness/fill.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -13,6 +14,9 @@ namespace kernelfoundry {
 namespace {
 
 constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
+
+// Wall time of fill_values over the process (called from the harness's main thread only).
+double g_fill_seconds = 0;
 
 inline std::uint64_t mix64(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -155,9 +159,15 @@ void fill_values(void* dst, DType dtype, long count, const Distribution& dist, s
     throw Error("ints(" + std::to_string(long(dist.a)) + ", " + std::to_string(long(dist.b)) +
                 "): the high bound is below the low bound");
   }
+  auto start = std::chrono::steady_clock::now();
   parallel_chunks(count, chunk, [&](long, long begin, long end) {
     fill_range(dst, dtype, begin, end, dist, key);
   });
+  g_fill_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double host_fill_seconds() {
+  return g_fill_seconds;
 }
 
 std::vector<unsigned char> poison_pattern(DType dtype, int variant) {

@@ -18,6 +18,7 @@
 #include "harness/case_state.h"
 #include "harness/crash.h"
 #include "harness/judge_cache.h"
+#include "harness/metered_device.h"
 #include "harness/options.h"
 #include "harness/report.h"
 #include "harness/runner.h"
@@ -318,6 +319,7 @@ int run_protocol(const std::vector<std::string>& args, Problem& problem, const S
   save(options, report);  // says "stopped before it finished" until overwritten
 
   std::unique_ptr<Device> device;
+  auto open_start = std::chrono::steady_clock::now();
   try {
     DeviceOptions device_options;
     device_options.kernel_dir = options.kernel_dir;
@@ -330,7 +332,21 @@ int run_protocol(const std::vector<std::string>& args, Problem& problem, const S
     say("kernelfoundry harness: " + report.reason);
     return 2;
   }
-  ctx.device = device.get();
+  double open_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - open_start).count();
+  DeviceTimes device_times;
+  std::unique_ptr<Device> metered = make_metered_device(device.get(), &device_times);
+  ctx.device = metered.get();
+  // Where the process's seconds went, beside the protocol's phases (bench/eval_overhead.py).
+  struct AddDeviceTimes {
+    Report& report;
+    const DeviceTimes& times;
+    double open_s;
+    ~AddDeviceTimes() {
+      report.phase_seconds.emplace_back("device.open", open_s);
+      for (const auto& phase : times.phases()) report.phase_seconds.push_back(phase);
+    }
+  } add_device_times{report, device_times, open_s};
   report.device = device->name();
   report.device_info = device->info();
   std::string header = std::string("kernelfoundry harness ") + harness_version() + ": " +

@@ -5,9 +5,11 @@
 
 #include <chrono>
 #include <functional>
+#include <set>
 #include <thread>
 
 #include "lang/lang.h"
+#include "lang/nvcc_split.h"
 #include "proc/pause_group.h"
 #include "proc/sandbox.h"
 #include "util/fs.h"
@@ -73,6 +75,73 @@ Status publish(const fs::path& from, const fs::path& to) {
   return Status::ok();
 }
 
+// Lines of `text` without repeats: the two sides of a split nvcc build both parse the source
+// and may print the same warning.
+std::string without_repeated_lines(const std::string& text) {
+  std::string out;
+  std::set<std::string> seen;
+  for (const std::string& line : split_lines(text)) {
+    if (!line.empty() && !seen.insert(line).second) continue;
+    out += line + "\n";
+  }
+  return out;
+}
+
+// One nvcc compile with its host and device sides side by side (nvcc_split.h). Whenever that
+// cannot be done, or a side fails, nvcc runs as planned: a compile error is then nvcc's own
+// message, said once.
+ProcessResult run_nvcc_split(const BuildStep& step, const ProcessSpec& base,
+                             const SandboxOptions& sandbox, ProcessRunner& runner) {
+  auto as_planned = [&] {
+    ProcessSpec spec = base;
+    spec.argv = step.argv;
+    return runner.run(sandboxed(std::move(spec), sandbox));
+  };
+  std::error_code ec;
+  fs::path keep = step.output;
+  keep += ".nvcc";
+  fs::remove_all(keep, ec);
+  if (!fs::create_directories(keep, ec) || ec) return as_planned();
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } cleanup{keep};
+  ProcessSpec dry = base;
+  dry.argv = step.argv;
+  dry.argv.insert(dry.argv.end(), {"--dryrun", "--keep", "--keep-dir", keep.string()});
+  ProcessResult listed = runner.run(sandboxed(std::move(dry), sandbox));
+  if (!listed.success()) return as_planned();
+  auto split = split_nvcc_steps(listed.output);
+  if (!split || split->module_id_file.parent_path() != keep) return as_planned();
+  std::string source = step.label.substr(step.label.rfind(' ') + 1);
+  std::vector<std::pair<fs::path, std::string>> files = {
+      {split->module_id_file, nvcc_module_id(step.cache_key, source)},
+      {keep / "host.sh", split->host_script},
+      {keep / "device.sh", split->device_script},
+      {keep / "final.sh", split->final_script}};
+  for (const auto& [path, text] : files) {
+    if (!write_file(path, text)) return as_planned();
+  }
+  auto script = [&](const char* name) {
+    ProcessSpec spec = base;
+    spec.argv = {"/bin/sh", (keep / name).string()};
+    return sandboxed(std::move(spec), sandbox);
+  };
+  std::vector<ProcessResult> sides = runner.run_all({script("host.sh"), script("device.sh")}, 2);
+  for (const ProcessResult& r : sides) {
+    if (r.timed_out || r.inactive) return r;  // the source's own cost: no second try
+  }
+  if (!sides[0].success() || !sides[1].success()) return as_planned();
+  ProcessResult done = runner.run(script("final.sh"));
+  if (done.timed_out || done.inactive) return done;
+  if (!done.success()) return as_planned();
+  done.output = without_repeated_lines(sides[0].output + sides[1].output + done.output);
+  return done;
+}
+
 std::string step_text(const BuildStep& step, const ProcessResult& r) {
   std::string text = "$ " + step.label + "\n" + r.output;
   if (!r.success()) text += "\n[" + step.label + ": " + r.describe() + "]\n";
@@ -119,6 +188,12 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
   // Compile what the cache lacks, in parallel.
   std::vector<ProcessSpec> specs;
   std::vector<size_t> which;
+  struct SplitCompile {
+    size_t step;
+    ProcessSpec spec;
+    SandboxOptions sandbox;
+  };
+  std::vector<SplitCompile> split;
   std::vector<std::pair<std::string, std::string>> object_paths;  // plan output -> cached object
   for (size_t i = 0; i < plan.compiles.size(); ++i) {
     const BuildStep& step = plan.compiles[i];
@@ -138,12 +213,21 @@ BuildOutcome run_build(const BuildPlan& plan, const fs::path& cache_dir, const B
     // The step sees its sources and the toolchain (limits.sandbox) and writes its build dir only.
     SandboxOptions sandbox = limits.sandbox;
     sandbox.writable_paths.push_back(build_dir);
+    if (step.nvcc_split) {
+      split.push_back({i, std::move(spec), std::move(sandbox)});
+      continue;
+    }
     specs.push_back(sandboxed(std::move(spec), sandbox));
     which.push_back(i);
   }
-  if (!specs.empty()) {
-    std::vector<ProcessResult> results = runner.run_all(specs, limits.parallel);
-    out.steps_run += static_cast<int>(specs.size());
+  if (!specs.empty() || !split.empty()) {
+    std::vector<ProcessResult> results;
+    if (!specs.empty()) results = runner.run_all(specs, limits.parallel);
+    for (const SplitCompile& c : split) {
+      results.push_back(run_nvcc_split(plan.compiles[c.step], c.spec, c.sandbox, runner));
+      which.push_back(c.step);
+    }
+    out.steps_run += static_cast<int>(results.size());
     for (size_t k = 0; k < results.size(); ++k) {
       const BuildStep& step = plan.compiles[which[k]];
       const ProcessResult& r = results[k];

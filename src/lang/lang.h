@@ -36,6 +36,9 @@ struct BuildStep {
   std::vector<std::string> argv;
   std::string cache_key;         // content hash of every input that shapes the output
   std::filesystem::path output;  // where the command writes (inside the build dir)
+  // An nvcc compile: run_build runs its host and device sides at the same time (nvcc_split.h),
+  // or the command as it is when nvcc's steps are not the expected ones.
+  bool nvcc_split = false;
 };
 
 struct BuildPlan {

@@ -157,6 +157,7 @@ Result<BuildPlan> plan_build(const BuildRequest& req, const Toolchain& tc) {
     step.argv.insert(step.argv.end(), flags.begin(), flags.end());
     step.argv.insert(step.argv.end(), includes.begin(), includes.end());
     step.argv.insert(step.argv.end(), {"-c", src.string(), "-o", step.output.string()});
+    step.nvcc_split = cuda_source;
     link_key.add(step.cache_key);
     plan.compiles.push_back(std::move(step));
   }
