@@ -7,9 +7,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
+#include <string>
+#include <thread>
 
 #include "harness/checks.h"
 #include "harness/crash.h"
@@ -69,14 +72,49 @@ CaseRecord make_record(const std::string& phase, const CaseState& cs, int call,
   return rec;
 }
 
-// Threads of this process now (/proc/self/task); -1 where that cannot be read.
-int count_threads() {
+// This process's threads now, by id (/proc/self/task); empty where that cannot be read.
+std::set<long> thread_ids() {
+  std::set<long> ids;
   DIR* dir = ::opendir("/proc/self/task");
-  if (dir == nullptr) return -1;
-  int n = 0;
-  while (dirent* e = ::readdir(dir)) n += e->d_name[0] != '.';
+  if (dir == nullptr) return ids;
+  while (dirent* e = ::readdir(dir)) {
+    if (e->d_name[0] != '.') ids.insert(std::strtol(e->d_name, nullptr, 10));
+  }
   ::closedir(dir);
-  return n;
+  return ids;
+}
+
+// Whether thread `tid` is working: it never rests (not running, no CPU time used) over 3 ms in
+// the next ~30 ms. A thread that has ended counts as idle.
+bool thread_working(long tid) {
+  auto read = [tid](char* state, unsigned long long* ticks) {
+    std::string path = "/proc/self/task/" + std::to_string(tid) + "/stat";
+    std::FILE* f = std::fopen(path.c_str(), "r");
+    if (f == nullptr) return false;
+    char buf[1024];
+    std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    buf[n] = '\0';
+    const char* rest = std::strrchr(buf, ')');  // the name may hold spaces and parentheses
+    unsigned long long utime = 0, stime = 0;
+    if (rest == nullptr ||
+        std::sscanf(rest + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", state,
+                    &utime, &stime) != 3)
+      return false;
+    *ticks = utime + stime;
+    return true;
+  };
+  // A thread just started may still be on its way to its first wait: give it ~30 ms to settle.
+  auto busy = [](char c) { return c == 'R' || c == 'D'; };
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    char state = 0, later = 0;
+    unsigned long long ticks = 0, later_ticks = 0;
+    if (!read(&state, &ticks)) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    if (!read(&later, &later_ticks)) return false;
+    if (!busy(state) && !busy(later) && later_ticks == ticks) return false;
+  }
+  return true;
 }
 
 const char* impl_name(Impl impl) {
@@ -1086,7 +1124,8 @@ bool Runner::benchmark_shape(const Shape& shape) {
   t.warmup_estimate_ms = compute_stats(warm_ms).median;
   // Threads alive once the warm-up made the runtime's pools (OpenMP, drivers): a timed call that
   // leaves one more behind handed work to a thread that outlives the measurement.
-  int threads = dumping() ? count_threads() : -1;
+  std::set<long> threads;
+  if (dumping()) threads = thread_ids();
   // One timed call picked uniformly at random after the fact (reservoir sampling), so the
   // candidate cannot know which call's outputs the checker compares.
   long timed_calls = 0, picked_call = 0;
@@ -1100,15 +1139,26 @@ bool Runner::benchmark_shape(const Shape& shape) {
   // One timed call: its sample, the thread check, the reservoir pick of the checked call.
   auto timed_call = [&](double* sample_ms) {
     if (!one_call(cold, &dev, &host)) return false;
-    if (threads >= 0) {
-      int now = count_threads();
-      if (now > threads) {
+    if (!threads.empty()) {
+      // A thread the device runtime starts on its own (CUDA's and CUPTI's helpers appear after
+      // hundreds of calls) waits idle; one the call handed work to is still running.
+      std::set<long> now = thread_ids();
+      bool working = false;
+      for (long tid : now) {
+        if (threads.count(tid) != 0) continue;
+        if (thread_working(tid)) {
+          working = true;
+        } else {
+          threads.insert(tid);
+        }
+      }
+      if (working) {
         CallOutcome late;
         late.fail(Status::Error, "thread_outlived_call",
-                  "a thread was still running after run() returned (" + std::to_string(now) +
-                      " threads, " + std::to_string(threads) +
-                      " before the call): all work must finish before run() returns; "
-                      "do not hand work to threads that outlive the call");
+                  "a thread was still running after run() returned (" + std::to_string(now.size()) +
+                      " threads, " + std::to_string(threads.size()) +
+                      " idle or there before the call): all work must finish before run() "
+                      "returns; do not hand work to threads that outlive the call");
         report_.add_flag("thread_outlived_call", shape.id() + ": " + late.message);
         record_failure(
             cs, "benchmark", calls,
@@ -1296,7 +1346,7 @@ bool Runner::time_reference(std::map<std::string, TimingCase>* cases, const std:
     // calls follow the same gaps: a longer gap lets a runtime's idle workers fall asleep (an
     // OpenMP pool stops spinning), and waking them costs the next call time, most of all
     // when another process holds the cores.
-    (void)count_threads();
+    (void)thread_ids();
     if (rng_() % std::uint64_t(++tc.timed) == 0) {
       for (std::size_t k = 0; k < cs.outputs.size(); ++k)
         if (cs.outputs[k].role != Buffer::Role::Scratch) to_host(*cs.sets[kTestSet][k], &tc.picked);

@@ -1,10 +1,18 @@
 // The protocol end to end on the host backend: tiny problems run in-process through kf::main,
 // each candidate misbehaving in one way the harness must catch.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "harness/test_util.h"
 #include "kernelfoundry/harness.h"
@@ -410,4 +418,68 @@ TEST(HostRunner, NoBenchmarkShapesLeavesThemOutOfTheCorrectnessPhase) {
   for (const auto& c : listed.json["cases"]) without.insert(c["shape"].get<std::string>());
   EXPECT_TRUE(with.count("n=4096") && with.count("n=5000"));
   EXPECT_EQ(without, (std::set<std::string>{"n=7", "n=1000"}));
+}
+
+namespace {
+
+// y = x + 1, correct, and from call 4 on every fourth call leaves a thread behind: one that
+// keeps computing (work handed off past the call) or one that only waits (as the CUDA and CUPTI
+// runtimes' own helper threads do, started on their own after hundreds of calls).
+struct LeavesThread : AddOne {
+  bool working = false;
+  void run(kf::Case& c, kf::Impl impl) override {
+    AddOne::run(c, impl);
+    if (impl != kf::Impl::Candidate || candidate_calls < 4 || candidate_calls % 4 != 0) return;
+    if (working) {
+      std::thread([] {
+        auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+        volatile unsigned long spin = 0;
+        while (std::chrono::steady_clock::now() < end) spin = spin + 1;
+      }).detach();
+    } else {
+      std::thread([] { std::this_thread::sleep_for(std::chrono::seconds(30)); }).detach();
+    }
+  }
+};
+
+// The benchmark phase as the split judge runs it (--dump-dir, which ends the process), in a
+// forked child; its exit code and result.
+std::pair<int, nlohmann::json> benchmark_in_child(bool working) {
+  std::string dir = kf::testing::make_temp_dir();
+  std::string result = dir + "/result.json";
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    LeavesThread p;
+    p.working = working;
+    std::vector<std::string> args = quick_benchmark_args();
+    args.insert(args.end(), {"--phase", "benchmark", "--max-samples", "40", "--out", result,
+                             "--dump-dir", dir + "/outputs"});
+    run_main(p, suite(), args);
+    ::_exit(99);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  std::ifstream f(result);
+  std::stringstream text;
+  text << f.rdbuf();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+          nlohmann::json::parse(text.str(), nullptr, false)};
+}
+
+}  // namespace
+
+TEST(HostRunner, AThreadStillWorkingAfterTheCallFailsIt) {
+  auto [code, json] = benchmark_in_child(true);
+  EXPECT_NE(code, 0);
+  ASSERT_TRUE(json.is_object());
+  EXPECT_TRUE(has_flag(json, "thread_outlived_call")) << json.dump();
+}
+
+TEST(HostRunner, AnIdleThreadLeftByARuntimeIsNotTheCallsWork) {
+  auto [code, json] = benchmark_in_child(false);
+  ASSERT_TRUE(json.is_object());
+  EXPECT_FALSE(has_flag(json, "thread_outlived_call")) << json.dump();
+  EXPECT_EQ(code, 0) << json.value("reason", "");
 }

@@ -92,16 +92,22 @@ std::string without_repeated_lines(const std::string& text) {
 // message, said once.
 ProcessResult run_nvcc_split(const BuildStep& step, const ProcessSpec& base,
                              const SandboxOptions& sandbox, ProcessRunner& runner) {
-  auto as_planned = [&] {
+  // `why`: said in the build output when the split could not be tried (not for a compile
+  // error, which nvcc then reports itself).
+  auto as_planned = [&](const std::string& why = "") {
     ProcessSpec spec = base;
     spec.argv = step.argv;
-    return runner.run(sandboxed(std::move(spec), sandbox));
+    ProcessResult r = runner.run(sandboxed(std::move(spec), sandbox));
+    if (!why.empty())
+      r.output =
+          "[" + step.label + ": nvcc's steps ran one after another: " + why + "]\n" + r.output;
+    return r;
   };
   std::error_code ec;
   fs::path keep = step.output;
   keep += ".nvcc";
   fs::remove_all(keep, ec);
-  if (!fs::create_directories(keep, ec) || ec) return as_planned();
+  if (!fs::create_directories(keep, ec) || ec) return as_planned("cannot create " + keep.string());
   struct Cleanup {
     fs::path dir;
     ~Cleanup() {
@@ -113,9 +119,11 @@ ProcessResult run_nvcc_split(const BuildStep& step, const ProcessSpec& base,
   dry.argv = step.argv;
   dry.argv.insert(dry.argv.end(), {"--dryrun", "--keep", "--keep-dir", keep.string()});
   ProcessResult listed = runner.run(sandboxed(std::move(dry), sandbox));
-  if (!listed.success()) return as_planned();
+  if (!listed.success()) return as_planned("nvcc --dryrun failed: " + listed.describe());
   auto split = split_nvcc_steps(listed.output);
-  if (!split || split->module_id_file.parent_path() != keep) return as_planned();
+  if (!split) return as_planned(split.message());
+  if (split->module_id_file.parent_path() != keep)
+    return as_planned("the module id file is outside " + keep.string());
   std::string source = step.label.substr(step.label.rfind(' ') + 1);
   std::vector<std::pair<fs::path, std::string>> files = {
       {split->module_id_file, nvcc_module_id(step.cache_key, source)},
@@ -123,7 +131,7 @@ ProcessResult run_nvcc_split(const BuildStep& step, const ProcessSpec& base,
       {keep / "device.sh", split->device_script},
       {keep / "final.sh", split->final_script}};
   for (const auto& [path, text] : files) {
-    if (!write_file(path, text)) return as_planned();
+    if (Status w = write_file(path, text); !w) return as_planned(w.message());
   }
   auto script = [&](const char* name) {
     ProcessSpec spec = base;
