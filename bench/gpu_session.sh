@@ -13,8 +13,11 @@
 #   bash bench/gpu_session.sh integrity  # CUDA adversarial and honest candidates (gpu_integrity.sh)
 #   OLD=old/.dist bash bench/gpu_session.sh overhead  # per-candidate cost, this tree vs $OLD
 #                                        # (TASKS="softmax_cuda" ROUNDS="1 2" pick a part)
+#   bash bench/gpu_session.sh sbs        # side by side with the Python KernelFoundry 0.5.0
+#                                        # (bench/side_by_side.py; bench/wheels carried; SBS_ARGS
+#                                        # passes more arguments, e.g. "--budget-s 400 --py-max 2")
 set -uo pipefail
-stage=${1:?stage: validate, ncu, search, overhead or integrity}
+stage=${1:?stage: validate, ncu, search, overhead, integrity or sbs}
 OUT=${OUT:-bench/results/h200}
 mkdir -p "$OUT"
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
@@ -88,6 +91,11 @@ case $stage in
   integrity)
     # Writes $OUT/integrity_cuda.txt; its exit status says whether every verdict was as expected.
     OUT=$OUT KF=$KF step bash bench/gpu_integrity.sh > "$OUT/integrity_stdout.txt" 2>&1
+    ;;
+  sbs)
+    # Writes $OUT/side_by_side.{json,txt} and side_by_side_logs.tar.gz; about 8 minutes.
+    PYTHONUNBUFFERED=1 step python3 bench/side_by_side.py --cli "$KF" --out "$OUT" ${SBS_ARGS:-} \
+      > "$OUT/side_by_side_stdout.txt" 2>&1
     ;;
 esac
 tail -n 60 "$OUT"/*.txt

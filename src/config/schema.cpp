@@ -323,6 +323,17 @@ std::vector<KeySpec> build_schema() {
           .at_least(0));
   add(Row("eval_config.cold_samples", Kind::kBool, true,
           "Flush caches (L2) before every timed sample."));
+  add(Row("eval_config.reuse_reference_timing", Kind::kBool, true,
+          "Reuse the reference's timing kept by an earlier job of the same task, language, "
+          "arch, device, timer, harness, build and timing settings, after a short "
+          "re-measurement agrees with it (else it is re-timed in full and replaced). false: "
+          "time the reference in full (the timing is still kept for later jobs). Candidates are "
+          "timed side by side with the reference either way."));
+  add(Row("eval_config.reference_recheck_tolerance", Kind::kNumber, 0.03,
+          "How far (relative) the short re-measurement of a kept reference timing may be from "
+          "it, per benchmark shape, for the timing to be reused: at least this, or 3 x the "
+          "measured noise of the two medians up to max(0.10, this).")
+          .above(0));
   add(Row("eval_config.inactivity_timeout", Kind::kNumber, 60,
           "Seconds a build or test child may go without output before it is treated as hung.")
           .above(0));

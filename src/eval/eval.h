@@ -22,7 +22,10 @@
 
 namespace kf {
 
-struct ScreenResult;  // eval/screen.h
+struct ScreenResult;         // eval/screen.h
+class ReferenceTimingCache;  // eval/reference_timing.h
+struct ReferenceTimingKey;
+struct ReferenceTimingEntry;
 
 struct EvalOptions {
   Language language = Language::kCpp;
@@ -70,6 +73,14 @@ struct EvalOptions {
   // The job's timing gate (proc/pause_group.h): every build step runs in it, and a timing window
   // pauses it, so timing never overlaps the job's own builds. nullptr = builds never pause.
   PauseGroup* build_pause = nullptr;
+  // Reference timings kept across jobs (eval/reference_timing.h): where they are (nullptr = none
+  // kept, none reused), whether a kept one may be reused after a short re-check
+  // (eval_config.reuse_reference_timing; false still keeps the fresh timing for later jobs), and
+  // the job that makes new ones.
+  ReferenceTimingCache* reference_timings = nullptr;
+  bool reuse_reference_timing = true;
+  double reference_recheck_tolerance = 0.03;  // eval_config.reference_recheck_tolerance
+  std::string job_name;
 };
 
 // Timing of one implementation on one benchmark shape.
@@ -105,6 +116,11 @@ struct EvalResult {
   int build_steps_run = 0, build_steps_cached = 0;
   std::filesystem::path dir;     // the candidate's directory (sources, result file, eval log)
   std::filesystem::path binary;  // its task binary in the build cache (when it was built)
+  // The reference only (prepare_reference): how its timing was got, as the progress line says it
+  // ("; timing reused from job J of ..., re-checked within 0.6%"; "" = nothing to say) and as
+  // results.json keeps it ("reference_timing"; null = nothing). eval/reference_timing.h.
+  std::string timing_source_text;
+  nlohmann::json timing_source;
 
   bool suspect() const;
   nlohmann::json runtimes_json()
@@ -122,6 +138,9 @@ class Evaluator {
   // Builds, checks and times the reference (once per job and arch). A reference that does not
   // build or pass its own check means the task is broken: that is an error, not a verdict. When
   // the machine is at fault (EvalResult::environment_error) the error says so instead.
+  // With options.reference_timings, a timing kept by an earlier job of the same key is reused
+  // when a short re-measurement agrees with it, and re-timed in full when not
+  // (eval/reference_timing.h); the result's timing_source says which.
   Result<EvalResult> prepare_reference();
   const EvalResult* reference() const { return reference_ ? &*reference_ : nullptr; }
   // After prepare_reference failed: the machine's fault behind it ("" when the task is at fault),
@@ -168,6 +187,14 @@ class Evaluator {
   ScreenResult screen_build(const BuildPlan& plan, const std::filesystem::path& src_dir,
                             const std::filesystem::path& build_dir);
   void score(EvalResult& result) const;
+  // prepare_reference()'s use of the kept timings, after the reference's run (measured short
+  // when `kept` holds entries of the same setup): reuses one that the re-check confirms, else
+  // times the reference in full and keeps that. An error when the full timing fails.
+  Status settle_reference_timing(EvalResult& ref, const ReferenceTimingKey& setup,
+                                 const std::vector<ReferenceTimingEntry>& kept,
+                                 std::vector<std::string> notes);
+  // The reference binary's benchmark phase with the job's settings, its timings into `ref`.
+  Status retime_reference(EvalResult& ref);
   void remeasure_if_suspect(EvalResult& result, const std::filesystem::path& binary,
                             const std::filesystem::path& src_dir,
                             const std::filesystem::path& work_dir);
@@ -211,6 +238,10 @@ class Evaluator {
   std::vector<std::filesystem::path> libraries_;
   std::string extra_shapes_json_;           // hidden correctness shapes, "" = none
   std::filesystem::path judge_pocl_cache_;  // PoCL's kernel cache of the reference binary's runs
+  // prepare_reference(): the reference's run measures short (a kept timing is to be re-checked);
+  // the reference binary's build key (the link step's cache key), part of its timing's key.
+  bool reference_recheck_run_ = false;
+  std::string reference_build_key_;
   // The running judge (check_with_judge); after 3 failures the job uses one-shot checkers.
   std::mutex judge_mutex_;
   std::unique_ptr<ServiceProcess> judge_;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -36,7 +37,36 @@ bool parse_double(const std::string& text, double* out) {
   return true;
 }
 
+// The machine's CPU stall time so far (microseconds) and when it was read; total < 0 when the
+// kernel keeps no pressure accounting (before Linux 4.20, or psi=0).
+struct PressureMark {
+  double total_us = -1;
+  Clock::time_point at = Clock::now();
+};
+
+PressureMark read_cpu_pressure() {
+  PressureMark mark;
+  std::ifstream in("/proc/pressure/cpu");
+  std::stringstream text;
+  text << in.rdbuf();
+  mark.total_us = cpu_pressure_total_us(text.str());
+  return mark;
+}
+
 }  // namespace
+
+double cpu_pressure_total_us(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("some ", 0) != 0) continue;
+    std::size_t at = line.find(" total=");
+    if (at == std::string::npos) return -1;
+    double total = 0;
+    if (!parse_double(line.substr(at + 7), &total) || total < 0) return -1;
+    return total;
+  }
+  return -1;
+}
 
 bool parse_pace_boundary(const std::string& line, const std::string& nonce, PaceBoundary* out) {
   std::istringstream in(line);
@@ -223,9 +253,15 @@ void PacedTiming::run() {
   // The job's builds stop from the first batch to the end of the benchmark (nothing of the job
   // competes with either side's timing; on a CPU target that is most of what keeps them fair).
   std::unique_ptr<PauseGroup::Hold> hold;
+  // How much of the benchmark some task waited for a CPU: said with the result, because a
+  // contended machine makes both sides' calls wait for the scheduler (see cpu_pressure()).
+  PressureMark pressure_start;
   std::string line;
   while (read_line(&line)) {
-    if (!hold) hold = std::make_unique<PauseGroup::Hold>(options_.pause);
+    if (!hold) {
+      hold = std::make_unique<PauseGroup::Hold>(options_.pause);
+      pressure_start = read_cpu_pressure();
+    }
     PaceBoundary b;
     if (!parse_pace_boundary(line, nonce_, &b)) {
       abort("the candidate's run wrote a line that is not a pacing boundary");
@@ -233,6 +269,10 @@ void PacedTiming::run() {
     }
     if (b.done) {
       complete_ = shapes_ok && reference_ok && !pairs_.empty();
+      PressureMark end = read_cpu_pressure();
+      double wall_us = std::chrono::duration<double, std::micro>(end.at - pressure_start.at).count();
+      if (pressure_start.total_us >= 0 && end.total_us >= pressure_start.total_us && wall_us > 0)
+        cpu_pressure_ = std::min(1.0, (end.total_us - pressure_start.total_us) / wall_us);
       return;
     }
     if (b.batch == 0) {

@@ -64,6 +64,11 @@ class PacedTiming {
   const std::string& problem() const { return problem_; }
   // Suspect findings: batches that claimed more device time than the wall clock allowed.
   const std::vector<std::string>& suspicions() const { return suspicions_; }
+  // The share of the benchmark's wall time (first boundary to the child's "done") in which some
+  // runnable task of the machine waited for a CPU (/proc/pressure/cpu, "some"): near 0 on a
+  // machine that gave the timed calls its cores, high when other processes competed with them.
+  // -1 where the kernel has no pressure accounting or the benchmark did not finish.
+  double cpu_pressure() const { return cpu_pressure_; }
 
  private:
   PacedTiming(std::filesystem::path in_path, std::filesystem::path out_path, int in_fd, int out_fd,
@@ -84,7 +89,12 @@ class PacedTiming {
   bool complete_ = false;
   std::string problem_;
   std::vector<std::string> suspicions_;
+  double cpu_pressure_ = -1;
 };
+
+// The machine's cumulative CPU stall time ("some" total, microseconds) from a /proc/pressure/cpu
+// text; -1 when the text has none.
+double cpu_pressure_total_us(const std::string& text);
 
 // Splits a "kf-pace NONCE SHAPE BATCH ESTIMATE_MS [SAMPLE_MS ...]" line. False when it is not one
 // (or its nonce differs, or a number does not parse).

@@ -10,6 +10,7 @@
 #include "config/api_keys.h"
 #include "proc/sandbox.h"
 #include "search/job_owner.h"
+#include "search/reference_timing_store.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/secrets.h"
@@ -146,6 +147,9 @@ EvalOptions eval_options(const JobContext& job) {
       if (!trim(t).empty()) o.sanitizer_tools.push_back(to_lower(trim(t)));
   }
   o.sanitizer_timeout_s = c.get_double("eval_config.sanitizer_timeout", 300);
+  o.reuse_reference_timing = c.get_bool("eval_config.reuse_reference_timing", true);
+  o.reference_recheck_tolerance = c.get_double("eval_config.reference_recheck_tolerance", 0.03);
+  o.job_name = job.job_name;
   o.cache_dir = c.get_string("paths.cache_dir", "runs/cache");
   o.work_root = job.run_dir / "work";
   return o;
@@ -277,6 +281,8 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
   if (!sandbox) return fail_job(sandbox.message());
   if (!sandbox->warning.empty()) out << sandbox->warning << "\n";
   if (Status s = prepare_sanitizer(options, *toolchain, out); !s) return fail_job(s.message());
+  StoreReferenceTimings kept_timings(*job.store);
+  options.reference_timings = &kept_timings;
   Evaluator evaluator(job.task, options, *toolchain, runner);
 
   out << "job " << job.job_name << ": task " << job.task_name << " (" << record.language << ", "
@@ -287,14 +293,19 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
     out << " failed\n";
     return fail_job(reference.message());
   }
-  out << strprintf(" ok (build %.2f s, tests %.2f s)\n", reference->build_s, reference->test_s);
+  out << strprintf(" ok (build %.2f s, tests %.2f s%s)\n", reference->build_s, reference->test_s,
+                   reference->timing_source_text.c_str());
 
-  nlohmann::json results = {
-      {"format", "kernelfoundry-results"}, {"version", 1},
-      {"job_name", job.job_name},          {"task_name", job.task_name},
-      {"task_hash", job.task.hash},        {"language", record.language},
-      {"gpu_arch", job.gpu_arch},          {"reference", reference->runtimes_json()},
-      {"kernels", nlohmann::json::array()}};
+  nlohmann::json results = {{"format", "kernelfoundry-results"},
+                            {"version", 1},
+                            {"job_name", job.job_name},
+                            {"task_name", job.task_name},
+                            {"task_hash", job.task.hash},
+                            {"language", record.language},
+                            {"gpu_arch", job.gpu_arch},
+                            {"reference", reference->runtimes_json()},
+                            {"reference_timing", reference->timing_source},
+                            {"kernels", nlohmann::json::array()}};
   JobSummary summary;
   auto evolve_blocks = job.task.blocks_of(BlockKind::kEvolve);
   for (size_t i = 0; i < candidates.size(); ++i) {

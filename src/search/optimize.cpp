@@ -21,6 +21,7 @@
 #include "search/descriptors.h"
 #include "search/extract.h"
 #include "search/job_owner.h"
+#include "search/reference_timing_store.h"
 #include "search/sampler.h"
 #include "search/seed_kernel.h"
 #include "util/fs.h"
@@ -200,6 +201,8 @@ class Search {
   size_t num_blocks_ = 1;
   std::string language_;
   JobRecord record_;
+  // Kept reference timings (the job's store), for evaluator_'s prepare_reference.
+  std::unique_ptr<StoreReferenceTimings> kept_timings_;
   std::unique_ptr<Evaluator> evaluator_;
   std::unique_ptr<LlmBroker> broker_;
   std::optional<PromptTemplates> templates_;
@@ -799,6 +802,8 @@ Result<SearchSummary> Search::run() {
   if (!sandbox) return fail(sandbox.message());
   if (!sandbox->warning.empty()) out_ << sandbox->warning << "\n";
   if (Status s = prepare_sanitizer(options, *toolchain, out_); !s) return fail(s.message());
+  kept_timings_ = std::make_unique<StoreReferenceTimings>(*job_.store);
+  options.reference_timings = kept_timings_.get();
   evaluator_ = std::make_unique<Evaluator>(job_.task, options, *toolchain, runner_);
 
   out_ << "job " << job_.job_name << (s_.resume ? " (resumed)" : "") << ": task " << job_.task_name
@@ -819,7 +824,8 @@ Result<SearchSummary> Search::run() {
       return environment_stop(reference.message());
     return fail(reference.message());
   }
-  out_ << strprintf(" ok (build %.2f s, tests %.2f s)\n", reference->build_s, reference->test_s);
+  out_ << strprintf(" ok (build %.2f s, tests %.2f s%s)\n", reference->build_s, reference->test_s,
+                    reference->timing_source_text.c_str());
   // gpu_arch native: the prompts name the device the reference actually ran on.
   if (job_.arch.name == "native" && reference->harness.is_object()) {
     std::string device = reference->harness.value("device", "");
@@ -836,6 +842,7 @@ Result<SearchSummary> Search::run() {
               {"language", language_},
               {"gpu_arch", job_.gpu_arch},
               {"reference", reference->runtimes_json()},
+              {"reference_timing", reference->timing_source},
               {"reference_timeline",
                {{"build", {reference_begin, reference_begin + reference->build_s}},
                 {"test", {reference_end - reference->test_s, reference_end}}}}};

@@ -136,11 +136,33 @@ ALTER TABLE kernels ADD COLUMN speedup_confidence REAL;
 ALTER TABLE kernels ADD COLUMN speedup_batches INTEGER;
 )sql";
 
+// Version 6: reference timings kept across jobs (issue 9). One row per timing key: the SHA-256 of
+// key_json, which holds everything the timing depends on (task, language, arch, device, timer,
+// harness, the reference binary's build, the timing settings). Not tied to a job by a foreign
+// key: the timing stays valid when the job that made it is deleted.
+constexpr const char* kSchemaV6 = R"sql(
+CREATE TABLE reference_timings (
+  timing_key   TEXT PRIMARY KEY,
+  task_hash    TEXT NOT NULL,
+  language     TEXT NOT NULL DEFAULT '',
+  gpu_arch     TEXT NOT NULL DEFAULT '',
+  device       TEXT NOT NULL DEFAULT '',
+  key_json     TEXT NOT NULL,
+  -- {shape: {median_ms, mean_ms, min_ms, std_ms, n, samples_ms}}
+  timings_json TEXT NOT NULL,
+  job_name     TEXT NOT NULL DEFAULT '',
+  created_at   TEXT NOT NULL
+);
+
+CREATE INDEX reference_timings_by_task ON reference_timings(task_hash);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
   static const std::vector<Migration> kMigrations = {
-      {1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5},
+      {1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3},
+      {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6},
   };
   return kMigrations;
 }

@@ -1,6 +1,6 @@
-// The kernel database (SQLite at paths.kernels_db_path): jobs, tasks and every evaluated kernel,
-// versioned with forward migrations. One Store is one connection; several Stores (threads or
-// processes) may share a file.
+// The kernel database (SQLite at paths.kernels_db_path): jobs, tasks, every evaluated kernel and
+// the reference timings kept across jobs, versioned with forward migrations. One Store is one
+// connection; several Stores (threads or processes) may share a file.
 #pragma once
 
 #include <cstdint>
@@ -85,6 +85,16 @@ struct LlmCallRecord {
   std::string created_at{};  // filled with the current time when empty
 };
 
+// A reference timing kept for later jobs of the same key (eval/reference_timing.h; schema 6).
+// timing_key is the SHA-256 of key_json; task_hash, language, gpu_arch and device repeat
+// fields of it for queries. put_reference_timing() fills created_at when empty.
+struct ReferenceTimingRecord {
+  std::string timing_key{}, task_hash{}, language{}, gpu_arch{}, device{};
+  std::string key_json{}, timings_json{};
+  std::string job_name{};  // the job that timed it ("" = none); kept when the job is deleted
+  std::string created_at{};
+};
+
 enum class KernelOrder {
   kNewestFirst,  // by created_at
   kOldestFirst,
@@ -148,6 +158,11 @@ class Store {
     double cost = 0;
   };
   Result<LlmTotals> llm_totals(const std::string& job_name);
+
+  // Inserts, or replaces the row with the same timing_key.
+  Status put_reference_timing(const ReferenceTimingRecord& timing);
+  // The kept timings of a task, newest first.
+  Result<std::vector<ReferenceTimingRecord>> reference_timings(const std::string& task_hash);
 
   // Runs `body` in BEGIN IMMEDIATE .. COMMIT; rolls back when it returns an error (or throws).
   // Nests through savepoints. Other threads using this Store wait until it ends.

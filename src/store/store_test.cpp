@@ -602,6 +602,90 @@ TEST_F(StoreTest, SchemaFourDatabaseGainsNullIntervals) {
   EXPECT_FALSE((*k)->speedup_interval.has_value());
 }
 
+TEST_F(StoreTest, ReferenceTimingsRoundTripReplaceByKeyAndListNewestFirst) {
+  auto store = open_store();
+  ASSERT_TRUE(store);
+  ReferenceTimingRecord a{"key-a",
+                          "task1",
+                          "CUDA",
+                          "h200",
+                          "NVIDIA H200",
+                          R"({"device":"NVIDIA H200"})",
+                          R"({"n=1":{"median_ms":1.5}})",
+                          "j1",
+                          "2025-01-01T00:00:00.000Z"};
+  ReferenceTimingRecord b = a;
+  b.timing_key = "key-b";
+  b.device = "NVIDIA H100";
+  b.created_at = "2025-02-01T00:00:00.000Z";
+  ReferenceTimingRecord other_task = a;
+  other_task.timing_key = "key-c";
+  other_task.task_hash = "task2";
+  for (const auto* r : {&a, &b, &other_task}) ASSERT_TRUE(store->put_reference_timing(*r).is_ok());
+  auto rows = store->reference_timings("task1");
+  ASSERT_TRUE(rows.is_ok()) << rows.message();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].timing_key, "key-b");  // newest first
+  EXPECT_EQ((*rows)[1].timing_key, "key-a");
+  EXPECT_EQ((*rows)[1].language, "CUDA");
+  EXPECT_EQ((*rows)[1].gpu_arch, "h200");
+  EXPECT_EQ((*rows)[1].device, "NVIDIA H200");
+  EXPECT_EQ((*rows)[1].key_json, a.key_json);
+  EXPECT_EQ((*rows)[1].timings_json, a.timings_json);
+  EXPECT_EQ((*rows)[1].job_name, "j1");
+
+  // The same key again: replaced, not added; created_at filled when empty.
+  a.timings_json = R"({"n=1":{"median_ms":1.4}})";
+  a.job_name = "j2";
+  a.created_at = "";
+  ASSERT_TRUE(store->put_reference_timing(a).is_ok());
+  rows = store->reference_timings("task1");
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[0].timing_key, "key-a");  // now the newest
+  EXPECT_EQ((*rows)[0].job_name, "j2");
+  EXPECT_EQ((*rows)[0].timings_json, a.timings_json);
+  EXPECT_GT((*rows)[0].created_at, "2025-02-01");
+
+  ReferenceTimingRecord keyless;
+  keyless.task_hash = "task1";
+  EXPECT_FALSE(store->put_reference_timing(keyless).is_ok());
+  // Kept when the job that made it is deleted: no foreign key to jobs.
+  ASSERT_TRUE(store->put_job(job_named("j2")).is_ok());
+  ASSERT_TRUE(store->delete_job("j2").is_ok());
+  EXPECT_EQ(store->reference_timings("task1")->size(), 2u);
+}
+
+TEST_F(StoreTest, SchemaFiveDatabaseGainsAnEmptyReferenceTimingsTable) {
+  // A file as schema 5 left it (before reference timings were kept): it migrates, keeps its
+  // kernels and takes reference timings.
+  ASSERT_TRUE(make_dirs(db_path_.parent_path()).is_ok());
+  std::string sql;
+  for (const Migration& m : schema_migrations())
+    if (m.version <= 5) sql += m.sql;
+  raw_sql(sql +
+          "INSERT INTO meta (key, value) VALUES ('schema_version', '5');"
+          "INSERT INTO jobs (job_name, created_at, updated_at) VALUES ('old', 't', 't');"
+          "INSERT INTO kernels (uuid, job_name, verdict, speedup, created_at) "
+          "VALUES ('k1', 'old', 5, 1.4, 't');");
+  EXPECT_EQ(raw_sql("SELECT count(*) FROM sqlite_master WHERE name = 'reference_timings'"), "0");
+  auto store = open_store();
+  ASSERT_TRUE(store);
+  EXPECT_EQ(store->schema_version(), latest_schema_version());
+  EXPECT_GE(latest_schema_version(), 6);
+  auto k = store->kernel("k1");
+  ASSERT_TRUE(k.is_ok() && k->has_value()) << k.message();
+  EXPECT_DOUBLE_EQ(*(*k)->speedup, 1.4);
+  auto rows = store->reference_timings("any");
+  ASSERT_TRUE(rows.is_ok()) << rows.message();
+  EXPECT_TRUE(rows->empty());
+  ReferenceTimingRecord t{"key", "any", "CPP", "cpu", "cpu0", "{}", "{}", "old", ""};
+  ASSERT_TRUE(store->put_reference_timing(t).is_ok());
+  EXPECT_EQ(store->reference_timings("any")->size(), 1u);
+  EXPECT_EQ(raw_sql("SELECT group_concat(name) FROM sqlite_master WHERE type = 'index' AND "
+                    "tbl_name = 'reference_timings' AND name LIKE 'reference_timings_by_%'"),
+            "reference_timings_by_task");
+}
+
 TEST_F(StoreTest, LlmCallsRoundTripPerJobAndKey) {
   auto store = open_store();
   ASSERT_TRUE(store);
