@@ -1,6 +1,7 @@
 // Build recipes per language: compile each source of the package to an object, then link the
 // task's test binary against the harness flavour of its device API.
 #include <algorithm>
+#include <cstdlib>
 
 #include "lang/lang.h"
 #include "util/fs.h"
@@ -157,7 +158,9 @@ Result<BuildPlan> plan_build(const BuildRequest& req, const Toolchain& tc) {
     step.argv.insert(step.argv.end(), flags.begin(), flags.end());
     step.argv.insert(step.argv.end(), includes.begin(), includes.end());
     step.argv.insert(step.argv.end(), {"-c", src.string(), "-o", step.output.string()});
-    step.nvcc_split = cuda_source;
+    // KF_NVCC_SPLIT=0: nvcc as a whole (docs/harness.md; for comparisons and odd toolkits).
+    const char* split = std::getenv("KF_NVCC_SPLIT");
+    step.nvcc_split = cuda_source && !(split != nullptr && std::string(split) == "0");
     link_key.add(step.cache_key);
     plan.compiles.push_back(std::move(step));
   }
