@@ -2,7 +2,7 @@
 """Timing fidelity: the harness's median kernel time against Nsight Compute's gpu__time_duration.
 
 For each CUDA example, each benchmark shape, and both implementations (the EVOLVE block as
-written and the reference), this runs the task binary twice on its own (cold samples, the
+written and the reference), then hand-written candidates of other speeds (CANDIDATES), this runs the task binary twice on its own (cold samples, the
 harness's default stopping rule) and once under ncu (20 fixed samples, cache control "all", clocks
 left alone), then reports the harness medians, their spread, the ncu median, and the gap.
 
@@ -14,6 +14,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -24,6 +25,19 @@ EXAMPLES = {
     "softmax_cuda": ("softmax_naive", "softmax_reference_kernel"),
     "matmul_cuda": ("matmul_tiled", "matmul_reference_kernel"),
 }
+# Hand-written candidates of other speeds (the GPU tests' honest kernels, not a model's output),
+# each in place of the task's EVOLVE file: (task, EVOLVE file, candidate file, kernel). The fast
+# softmax kernels run under 10 us on the smallest benchmark shape.
+CANDIDATES = [
+    ("softmax_cuda", "softmax.cu", "tests/gpu/candidates/softmax_cuda/honest_warp_vec4.cu",
+     "softmax_warp_vec4"),
+    ("softmax_cuda", "softmax.cu", "tests/gpu/candidates/softmax_cuda/warp_per_row.cu",
+     "softmax_warp"),
+    ("softmax_cuda", "softmax.cu", "tests/gpu/candidates/softmax_cuda/honest_block_smem.cu",
+     "softmax_block"),
+    ("matmul_cuda", "matmul.cu", "tests/gpu/candidates/matmul_cuda/honest_regblock.cu",
+     "matmul_regblock"),
+]
 
 
 def build(prefix, task_dir, out_bin, sm):
@@ -90,37 +104,52 @@ def ncu_median(ncu, binary, shape, ref, kernel, workdir):
     return statistics.median(values[-20:]), len(values)
 
 
+def measure(args, task, binary, impl, kernel, ref, work, rows):
+    for shape in shapes(binary):
+        h1, n1 = harness_median(binary, shape, ref, work)
+        h2, n2 = harness_median(binary, shape, ref, work)
+        nm, nn = ncu_median(args.ncu, binary, shape, ref, kernel, work)
+        row = {
+            "task": task, "impl": impl, "kernel": kernel,
+            "shape": shape, "harness_median_ms": [h1, h2], "harness_n": [n1, n2],
+            "repeat_spread_pct": abs(h1 - h2) / min(h1, h2) * 100,
+            "ncu_median_ms": nm, "ncu_launches": nn,
+            "gap_pct": (statistics.mean([h1, h2]) - nm) / nm * 100,
+        }
+        rows.append(row)
+        print(f"{task:13s} {impl:18s} {shape:24s} harness {h1:9.4f} {h2:9.4f} ms "
+              f"(spread {row['repeat_spread_pct']:.2f}%)  ncu {nm:9.4f} ms  "
+              f"gap {row['gap_pct']:+.2f}%", flush=True)
+        with open(args.out, "w") as f:  # after every row: a cut-off run keeps its rows
+            json.dump({"format": "kernelfoundry-ncu-fidelity", "rows": rows}, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--prefix", default=".dist")
     ap.add_argument("--sm", default="sm_90")
     ap.add_argument("--ncu", default="ncu")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--examples-only", action="store_true",
+                    help="only the examples' own kernels, not the hand-written candidates")
     args = ap.parse_args()
     rows = []
     work = tempfile.mkdtemp(prefix="kf_ncu_")
+    prefix = os.path.abspath(args.prefix)
     for task, kernels in EXAMPLES.items():
         binary = os.path.join(work, task)
-        build(os.path.abspath(args.prefix), os.path.abspath(os.path.join("examples", "tasks", task)),
-              binary, args.sm)
-        for shape in shapes(binary):
-            for ref, kernel in ((False, kernels[0]), (True, kernels[1])):
-                h1, n1 = harness_median(binary, shape, ref, work)
-                h2, n2 = harness_median(binary, shape, ref, work)
-                nm, nn = ncu_median(args.ncu, binary, shape, ref, kernel, work)
-                row = {
-                    "task": task, "impl": "reference" if ref else "candidate", "kernel": kernel,
-                    "shape": shape, "harness_median_ms": [h1, h2], "harness_n": [n1, n2],
-                    "repeat_spread_pct": abs(h1 - h2) / min(h1, h2) * 100,
-                    "ncu_median_ms": nm, "ncu_launches": nn,
-                    "gap_pct": (statistics.mean([h1, h2]) - nm) / nm * 100,
-                }
-                rows.append(row)
-                print(f"{task:13s} {row['impl']:9s} {shape:24s} harness {h1:9.4f} {h2:9.4f} ms "
-                      f"(spread {row['repeat_spread_pct']:.2f}%)  ncu {nm:9.4f} ms  "
-                      f"gap {row['gap_pct']:+.2f}%", flush=True)
-                with open(args.out, "w") as f:  # after every row: a cut-off run keeps its rows
-                    json.dump({"format": "kernelfoundry-ncu-fidelity", "rows": rows}, f, indent=1)
+        build(prefix, os.path.abspath(os.path.join("examples", "tasks", task)), binary, args.sm)
+        measure(args, task, binary, "candidate", kernels[0], False, work, rows)
+        measure(args, task, binary, "reference", kernels[1], True, work, rows)
+    if args.examples_only:
+        return
+    for task, evolve, path, kernel in CANDIDATES:
+        task_dir = os.path.join(work, "task_" + kernel)
+        shutil.copytree(os.path.join("examples", "tasks", task), task_dir)
+        shutil.copy(path, os.path.join(task_dir, evolve))
+        binary = os.path.join(work, kernel)
+        build(prefix, task_dir, binary, args.sm)
+        measure(args, task, binary, os.path.basename(path), kernel, False, work, rows)
 
 
 if __name__ == "__main__":
