@@ -11,6 +11,7 @@
 #   bash bench/gpu_session.sh search     # a 2 x 2 evolutionary job on softmax_cuda, replaying the
 #                                        # GPU test candidates (hand-written, not a model's output)
 #   bash bench/gpu_session.sh integrity  # CUDA adversarial and honest candidates (gpu_integrity.sh)
+#   bash bench/gpu_session.sh split      # the split nvcc build against nvcc as a whole
 #   OLD=old/.dist bash bench/gpu_session.sh overhead  # per-candidate cost, this tree vs $OLD
 #                                        # (TASKS="softmax_cuda" ROUNDS="1 2" pick a part)
 #   bash bench/gpu_session.sh sbs        # side by side with the Python KernelFoundry 0.5.0
@@ -87,6 +88,19 @@ case $stage in
           --out "$OUT/eval_overhead_${t}_$round.json"
       done
     done > "$OUT/eval_overhead_compare$(printf '_%s' ${TASKS:-}).txt" 2>&1
+    ;;
+  split)
+    # The split nvcc build against nvcc as a whole (KF_NVCC_SPLIT=0), alternating, two rounds.
+    for round in 1 2; do
+      for t in softmax_cuda matmul_cuda; do
+        KF_NVCC_SPLIT=0 step python3 bench/eval_overhead.py --cli "$KF" --task examples/tasks/$t \
+          --n 3 --out "$OUT/eval_overhead_nosplit_${t}_$round.json"
+        step python3 bench/eval_overhead.py --cli "$KF" --task examples/tasks/$t --n 3 \
+          --out "$OUT/eval_overhead_split_${t}_$round.json"
+      done
+    done > "$OUT/eval_overhead_split.txt" 2>&1
+    step python3 bench/build_steps.py --prefix .dist --n 5 --run --out "$OUT/build_steps.json" \
+      > "$OUT/build_steps.txt" 2>&1
     ;;
   integrity)
     # Writes $OUT/integrity_cuda.txt; its exit status says whether every verdict was as expected.
