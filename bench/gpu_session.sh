@@ -18,7 +18,7 @@
 #                                        # (bench/side_by_side.py; bench/wheels carried; SBS_ARGS
 #                                        # passes more arguments, e.g. "--budget-s 400 --py-max 2")
 set -uo pipefail
-stage=${1:?stage: validate, ncu, search, overhead, integrity or sbs}
+stage=${1:?stage: validate, ncu, search, overhead, split, integrity or sbs}
 OUT=${OUT:-bench/results/h200}
 mkdir -p "$OUT"
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
