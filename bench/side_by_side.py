@@ -456,6 +456,7 @@ class HarnessBuilder:
 
     def __init__(self, args, logs, work):
         self.args, self.logs, self.work = args, logs, work
+        os.makedirs(work, exist_ok=True)
         self.task_dir = os.path.join(ROOT, args.task)
         self.prefix = os.path.abspath(args.prefix)
         path = os.path.join(self.task_dir, "softmax.cu")

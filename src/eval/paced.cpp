@@ -178,11 +178,17 @@ bool PacedTiming::read_line(std::string* line) {
       abort("a pacing line longer than 1 MiB");
       return false;
     }
-    if (stop_ || seconds_since(start) > options_.answer_timeout_s) return false;
+    if (seconds_since(start) > options_.answer_timeout_s) return false;
+    // Once finish() is called the child has ended: what it wrote is still read (its last line
+    // is often "done"), but nothing more is waited for.
+    bool stopping = stop_;
     pollfd p{out_fd_, POLLIN, 0};
-    int ready = ::poll(&p, 1, 50);
+    int ready = ::poll(&p, 1, stopping ? 0 : 50);
     if (ready < 0 && errno != EINTR) return false;
-    if (ready <= 0) continue;
+    if (ready <= 0) {
+      if (stopping) return false;
+      continue;
+    }
     char buf[65536];
     ssize_t n = ::read(out_fd_, buf, sizeof buf);
     if (n > 0) {
@@ -246,6 +252,7 @@ void PacedTiming::run() {
       calls = std::clamp(long(options_.batch_wall_ms / std::max(per_call, 1e-3)), 1L, max_calls);
     }
     pairs_.back().batches.emplace_back();
+    pairs_.back().batches.back().probe = p == 0;
     if (p % 2 == 1 && !time_reference(p)) return send("next");
     go_at = Clock::now();
     return send("go " + std::to_string(calls));
@@ -270,7 +277,8 @@ void PacedTiming::run() {
     if (b.done) {
       complete_ = shapes_ok && reference_ok && !pairs_.empty();
       PressureMark end = read_cpu_pressure();
-      double wall_us = std::chrono::duration<double, std::micro>(end.at - pressure_start.at).count();
+      double wall_us =
+          std::chrono::duration<double, std::micro>(end.at - pressure_start.at).count();
       if (pressure_start.total_us >= 0 && end.total_us >= pressure_start.total_us && wall_us > 0)
         cpu_pressure_ = std::min(1.0, (end.total_us - pressure_start.total_us) / wall_us);
       return;
@@ -315,11 +323,12 @@ void PacedTiming::run() {
       if (!send("next")) return;
       continue;
     }
-    // Three pairs at least, whatever the budget: one says nothing about the spread, and two give
-    // an interval too wide (t = 12.7 at one degree of freedom) to call anything faster.
+    // Three pairs at least after the probe, whatever the budget: one says nothing about the
+    // spread, and two give an interval too wide (t = 12.7 at one degree of freedom) to call
+    // anything faster.
     int n = int(pairs_.back().batches.size());
     bool enough =
-        n >= 3 &&
+        n >= 4 &&
         (pairs_converged(pairs_.back().batches, options_.rel_halfwidth, options_.min_pairs) ||
          n >= options_.max_pairs || seconds_since(shape_start) > options_.shape_budget_s);
     if (enough) {

@@ -54,7 +54,7 @@ TEST(PacedTiming, PairsAlternateAbbaAndEachShapeStopsWhenNarrow) {
   Log log;
   PacedTiming::Options o;
   o.batch_target_ms = 4;  // estimate 1 ms: 4 calls per batch
-  o.min_pairs = 4;
+  o.min_pairs = 3;        // after the probe
   auto paced = PacedTiming::start(temp_dir(), o, [&](const std::string&, long calls) {
     log.add('R');
     return Result<std::vector<double>>(std::vector<double>(std::size_t(calls), 2.0));
@@ -67,12 +67,14 @@ TEST(PacedTiming, PairsAlternateAbbaAndEachShapeStopsWhenNarrow) {
   (*paced)->finish();
   EXPECT_EQ(error, "");
   EXPECT_TRUE((*paced)->complete()) << (*paced)->problem();
-  // Constant ratios: the interval is a point from the 4th pair on (min_pairs).
+  // Constant ratios: the interval is a point from the 4th pair on (the probe, then min_pairs).
   EXPECT_EQ(log.order, "|CRRCCRRC|CRRCCRRC");
   const auto& pairs = (*paced)->pairs();
   ASSERT_EQ(pairs.size(), 2u);
   for (const ShapePairs& s : pairs) {
     ASSERT_EQ(s.batches.size(), 4u) << s.shape;
+    EXPECT_TRUE(s.batches[0].probe);
+    EXPECT_FALSE(s.batches[1].probe);
     // The first pair probes with 2 calls; the others get the estimate's 4 (the wall-time
     // target of 100 ms would allow more).
     for (std::size_t i = 0; i < s.batches.size(); ++i) {
@@ -178,6 +180,23 @@ TEST(PacedTiming, BoundaryLines) {
   EXPECT_FALSE(parse_pace_boundary("kf-pace n1 rows=4 x 0.5", "n1", &b));
   EXPECT_FALSE(parse_pace_boundary("kf-pace n1 rows=4 1 0.5 nan", "n1", &b));
   EXPECT_FALSE(parse_pace_boundary("kf-pace n1 rows=4", "n1", &b));
+}
+
+}  // namespace
+}  // namespace kf
+
+namespace kf {
+namespace {
+
+TEST(PacedTest, CpuPressureTotalIsTheSomeLine) {
+  EXPECT_EQ(cpu_pressure_total_us("some avg10=15.95 avg60=64.59 avg300=65.58 total=9131962826\n"
+                                  "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"),
+            9131962826.0);
+  // Only "some" counts (a task waiting for a CPU); missing or bad text is "no accounting".
+  EXPECT_EQ(cpu_pressure_total_us("full avg10=0.00 avg60=0.00 avg300=0.00 total=5\n"), -1);
+  EXPECT_EQ(cpu_pressure_total_us(""), -1);
+  EXPECT_EQ(cpu_pressure_total_us("some avg10=0.00 total=x12\n"), -1);
+  EXPECT_EQ(cpu_pressure_total_us("some avg10=0.00 avg60=0.00\n"), -1);
 }
 
 }  // namespace

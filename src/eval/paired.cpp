@@ -28,16 +28,33 @@ std::optional<double> clean_median(const std::vector<double>& samples) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// ln(median(reference) / median(candidate)) of each usable pair.
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// ln(median(reference) / median(candidate)) of each usable pair that is not a probe, without
+// the outlying pairs (see paired.h).
 std::vector<double> log_ratios(const std::vector<BatchPair>& batches) {
   std::vector<double> out;
   for (const BatchPair& b : batches) {
+    if (b.probe) continue;
     std::optional<double> c = clean_median(b.candidate_ms), r = clean_median(b.reference_ms);
     if (!c || !r) continue;
     double x = std::log(*r / *c);
     if (std::isfinite(x)) out.push_back(x);
   }
-  return out;
+  if (out.size() < 5) return out;
+  double med = median_of(out);
+  std::vector<double> deviation;
+  for (double x : out) deviation.push_back(std::fabs(x - med));
+  double limit = 4 * std::max(1.4826 * median_of(deviation), 0.01);
+  std::vector<double> kept;
+  for (double x : out)
+    if (std::fabs(x - med) <= limit) kept.push_back(x);
+  if (kept.size() * 3 < out.size() * 2) return out;  // not a few outliers: keep them all
+  return kept;
 }
 
 // A shape's mean log ratio, the variance of that mean (s^2 / n) and its degrees of freedom.
@@ -275,8 +292,11 @@ nlohmann::json pairs_json(const std::vector<ShapePairs>& shapes) {
   nlohmann::json out = nlohmann::json::object();
   for (const ShapePairs& s : shapes) {
     nlohmann::json batches = nlohmann::json::array();
-    for (const BatchPair& b : s.batches)
-      batches.push_back({{"candidate_ms", b.candidate_ms}, {"reference_ms", b.reference_ms}});
+    for (const BatchPair& b : s.batches) {
+      nlohmann::json pair = {{"candidate_ms", b.candidate_ms}, {"reference_ms", b.reference_ms}};
+      if (b.probe) pair["probe"] = true;
+      batches.push_back(std::move(pair));
+    }
     out[s.shape] = std::move(batches);
   }
   return out;

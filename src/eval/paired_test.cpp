@@ -124,6 +124,36 @@ TEST(PairedTest, DriftOnBothSidesOfEachPairCancels) {
   EXPECT_LT(unpaired, 0.9);              // 1.25x read as a slowdown
 }
 
+TEST(PairedTest, TheProbePairIsStoredButNotCounted) {
+  std::vector<BatchPair> pairs = ratio_pairs({3.7, 1.0, 1.0, 1.0});
+  pairs[0].probe = true;
+  SpeedupInterval s = shape_speedup(pairs);
+  EXPECT_EQ(s.batches, 3);
+  EXPECT_NEAR(s.speedup, 1.0, 1e-12);
+  nlohmann::json j = pairs_json({{"a", pairs}});
+  EXPECT_EQ(j["a"][0].value("probe", false), true);
+  EXPECT_FALSE(j["a"][1].contains("probe"));
+}
+
+TEST(PairedTest, AFewOutlyingPairsAreLeftOutSymmetrically) {
+  // Three pairs in a row at 1.9x (a burst of load on one side) among pairs within 1% of 1.00x.
+  std::vector<double> ratios = {1.0, 1.01, 0.99, 1.9, 1.9, 1.9, 1.0, 1.005, 0.995, 1.0, 1.01};
+  SpeedupInterval s = shape_speedup(ratio_pairs(ratios));
+  EXPECT_EQ(s.batches, 8);
+  EXPECT_NEAR(s.speedup, 1.0, 0.005);
+  EXPECT_LE(s.lo, 1.0);
+  EXPECT_GE(s.hi, 1.0);
+  // The same burst the other way is left out alike.
+  for (double& q : ratios) q = 1 / q;
+  SpeedupInterval t = shape_speedup(ratio_pairs(ratios));
+  EXPECT_EQ(t.batches, 8);
+  EXPECT_NEAR(t.speedup, 1 / s.speedup, 1e-12);
+  // Four pairs: too few to tell an outlier, every pair counts.
+  EXPECT_EQ(shape_speedup(ratio_pairs({1.0, 1.0, 1.0, 1.9})).batches, 4);
+  // Spread with no clear centre (half the pairs far off): nothing is left out.
+  EXPECT_EQ(shape_speedup(ratio_pairs({1.0, 1.0, 1.0, 1.5, 1.5, 1.5})).batches, 6);
+}
+
 TEST(PairedTest, IntervalNarrowsWithMorePairs) {
   // Log ratios ln 1.2 + uniform noise of +-2.5%, from a fixed seed (mt19937 is specified
   // bit-exactly by the standard).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -135,7 +136,23 @@ class HostDevice : public Device {
     }
   }
   void synchronize() override {}
-  void flush_caches() override { flush_host_caches(flush_buffer_); }
+  // A cold call: every line of every buffer of the process's allocations is written back and
+  // evicted from all cache levels of all cores, and the calling core's private caches are
+  // overwritten. Where lines cannot be evicted one by one, twice the last-level cache is
+  // overwritten instead, which costs far more (0.1-0.3 s a call where a VM reports the host's
+  // whole L3 of hundreds of MiB) and leaves fewer pairs in the side-by-side time budget.
+  void flush_caches() override {
+    bool evicted = true;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (const auto& [data, m] : mappings_) evicted = evict_host_lines(data, m.data_bytes);
+    }
+    if (evicted) {
+      flush_host_caches(flush_buffer_, private_flush_bytes());
+    } else {
+      flush_host_caches(flush_buffer_);
+    }
+  }
 
   void begin_call() override { start_ = std::chrono::steady_clock::now(); }
   double end_call() override {
@@ -151,6 +168,31 @@ class HostDevice : public Device {
     bool page_guarded = false;  // no guard pattern between the data and the guard page
   };
 
+  // Anonymous pages starting on a 2 MiB boundary; from 2 MiB up, backed by transparent huge
+  // pages where the kernel offers them (madvise mode). Every process then lays out a buffer of
+  // a given size the same way down to its physical address bits 0-20, which pick the cache sets:
+  // the candidate's child and the judge timing the reference see the same cache conflicts
+  // rather than two random page placements (on the 2-core VM, a steady 8% between two runs of
+  // one code under a CPU hog). nullptr with errno set on failure.
+  static void* map_aligned(std::size_t length) {
+    constexpr std::size_t kHuge = std::size_t(2) << 20;
+    if (length < kHuge) {
+      void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      return p == MAP_FAILED ? nullptr : p;
+    }
+    std::size_t padded = length + kHuge;
+    void* raw = mmap(nullptr, padded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return nullptr;
+    auto start = reinterpret_cast<std::uintptr_t>(raw);
+    std::uintptr_t aligned = (start + kHuge - 1) & ~std::uintptr_t(kHuge - 1);
+    if (aligned > start) munmap(raw, aligned - start);
+    std::size_t tail = start + padded - (aligned + length);
+    if (tail > 0) munmap(reinterpret_cast<void*>(aligned + length), tail);
+    void* p = reinterpret_cast<void*>(aligned);
+    madvise(p, length, MADV_HUGEPAGE);  // advice only: ignored where THP is off
+    return p;
+  }
+
   // mmap of the data rounded up to whole pages plus one PROT_NONE page; the data is placed at
   // the end of the readable pages.
   void* map_guarded(std::size_t bytes, const std::string& name, bool page_guarded) {
@@ -159,8 +201,8 @@ class HostDevice : public Device {
     std::size_t length = data_pages + kPage;
     if (data_pages < bytes || length < data_pages)
       throw DeviceError("host allocation of " + std::to_string(bytes) + " bytes is too large");
-    void* base = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base == MAP_FAILED)
+    void* base = map_aligned(length);
+    if (base == nullptr)
       throw DeviceError("host allocation of " + std::to_string(bytes) +
                         " bytes failed: " + std::strerror(errno));
     char* guard = static_cast<char*>(base) + data_pages;

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -57,9 +58,51 @@ std::size_t host_flush_bytes() {
   return bytes;
 }
 
-void flush_host_caches(std::vector<unsigned char>& buffer) {
+std::size_t private_flush_bytes() {
+  std::size_t bytes = std::size_t(1) << 20;
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+  long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (l1 > 0 && l2 > 0) bytes = std::max(bytes, 2 * (std::size_t(l1) + std::size_t(l2)));
+#endif
+  return bytes;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("clflushopt"))) static void evict_lines_clflushopt(const char* begin,
+                                                                         const char* end) {
+  for (const char* p = begin; p < end; p += 64) __builtin_ia32_clflushopt(p);
+  __builtin_ia32_sfence();
+}
+
+static void evict_lines_clflush(const char* begin, const char* end) {
+  for (const char* p = begin; p < end; p += 64) __builtin_ia32_clflush(p);
+  __builtin_ia32_mfence();
+}
+#endif
+
+bool evict_host_lines(const void* data, std::size_t bytes) {
+#if defined(__x86_64__)
+  if (bytes == 0) return true;
+  auto first = reinterpret_cast<std::uintptr_t>(data) & ~std::uintptr_t(63);
+  const char* begin = reinterpret_cast<const char*>(first);
+  const char* end = static_cast<const char*>(data) + bytes;
+  static const bool has_clflushopt = __builtin_cpu_supports("clflushopt");
+  if (has_clflushopt) {
+    evict_lines_clflushopt(begin, end);
+  } else {
+    evict_lines_clflush(begin, end);
+  }
+  return true;
+#else
+  (void)data;
+  (void)bytes;
+  return false;
+#endif
+}
+
+void flush_host_caches(std::vector<unsigned char>& buffer, std::size_t bytes) {
   static unsigned char value = 0;
-  if (buffer.empty()) buffer.resize(host_flush_bytes());
+  if (buffer.empty()) buffer.resize(bytes);
   std::memset(buffer.data(), ++value, buffer.size());
   // Read one byte back through a volatile so the stores stay observable.
   volatile unsigned char sink = buffer[buffer.size() / 2];

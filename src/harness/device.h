@@ -88,7 +88,14 @@ std::unique_ptr<Device> make_cuda_device();
 
 // Bytes a host-side cache flush writes: max(64 MiB, 2 x the last-level cache).
 std::size_t host_flush_bytes();
-// Writes `buffer` end to end with a value that changes every call (so it cannot be elided).
-void flush_host_caches(std::vector<unsigned char>& buffer);
+// Bytes that overwrite a core's private caches: max(1 MiB, 2 x (L1d + L2)).
+std::size_t private_flush_bytes();
+// Writes `buffer` (resized to `bytes` when empty) end to end with a value that changes every
+// call (so it cannot be elided).
+void flush_host_caches(std::vector<unsigned char>& buffer, std::size_t bytes = host_flush_bytes());
+// Writes back and evicts every cache line of [data, data + bytes) from every level and every
+// core (clflushopt on x86-64); false where the machine has no such instruction, and then the
+// caller flushes by overwriting.
+bool evict_host_lines(const void* data, std::size_t bytes);
 
 }  // namespace kernelfoundry

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "harness/case_state.h"
 #include "harness/crash.h"
@@ -19,6 +21,31 @@ namespace {
 // Reads through a volatile pointer so the compiler keeps the access.
 int read_byte(const void* p, long offset) {
   return static_cast<const volatile unsigned char*>(p)[offset];
+}
+
+// A cold flush evicts each buffer's lines up to the last byte, never the guard page after it
+// (touching it would crash), and writes dirty lines back: the data is all there afterwards.
+TEST(HostGuardPage, ColdFlushKeepsTheDataAndStaysOffTheGuardPage) {
+  std::unique_ptr<kf::Device> device = kf::make_host_device();
+  std::vector<std::pair<void*, std::size_t>> buffers;
+  for (std::size_t bytes :
+       {std::size_t(1), std::size_t(63), std::size_t(65), std::size_t(4096), std::size_t(100003)}) {
+    void* p = device->alloc_buffer("b" + std::to_string(bytes), bytes);
+    std::memset(p, int(bytes % 251), bytes);
+    buffers.emplace_back(p, bytes);
+  }
+  device->flush_caches();
+  for (auto [p, bytes] : buffers) {
+    const auto* c = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < bytes; ++i) ASSERT_EQ(c[i], bytes % 251) << bytes << " @" << i;
+    device->release(p);
+  }
+#if defined(__x86_64__)
+  std::vector<unsigned char> plain(1000, 7);
+  EXPECT_TRUE(kf::evict_host_lines(plain.data() + 3, 997));
+  EXPECT_EQ(plain[999], 7);
+#endif
+  EXPECT_GE(kf::private_flush_bytes(), std::size_t(1) << 20);
 }
 
 TEST(HostGuardPage, BufferIsUsableUpToItsLastByte) {

@@ -26,11 +26,11 @@ struct JobContext {
   Config config;
   TaskPackage task;
   Language language = Language::kCpp;
-  ArchProfile arch;
-  std::string gpu_arch;  // as configured (one name)
-  std::string job_name, task_name;
-  std::filesystem::path run_dir;  // <logdir>/<job_name>
-  std::unique_ptr<Store> store;
+  ArchProfile arch{};
+  std::string gpu_arch{};  // as configured (one name)
+  std::string job_name{}, task_name{};
+  std::filesystem::path run_dir{};  // <logdir>/<job_name>
+  std::unique_ptr<Store> store{};
 };
 
 // Reads task=<package> from `args`, loads it, composes the config (shipped → task config.yaml →
