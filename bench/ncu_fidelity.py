@@ -27,7 +27,7 @@ EXAMPLES = {
 }
 # Hand-written candidates of other speeds (the GPU tests' honest kernels, not a model's output),
 # each in place of the task's EVOLVE file: (task, EVOLVE file, candidate file, kernel). The fast
-# softmax kernels run under 10 us on the smallest benchmark shape.
+# softmax kernels take 12-16 us on the smallest benchmark shape (the shortest kernels here).
 CANDIDATES = [
     ("softmax_cuda", "softmax.cu", "tests/gpu/candidates/softmax_cuda/honest_warp_vec4.cu",
      "softmax_warp_vec4"),
@@ -69,24 +69,28 @@ def shapes(binary):
     return [s["id"] for s in listing["benchmark_shapes"]]
 
 
-def harness_median(binary, shape, ref, workdir):
+def harness_median(binary, shape, ref, workdir, warm=False):
     out = os.path.join(workdir, "h.json")
     cmd = [binary, "--phase", "benchmark", "--shape", shape, "--out", out]
     if ref:
         cmd.append("--ref")
+    if warm:
+        cmd.append("--warm")
     subprocess.run(cmd, check=True, capture_output=True, cwd=workdir)
     with open(out) as f:
         stats = json.load(f)["stats"][shape]
     return stats["median_ms"], stats["n"]
 
 
-def ncu_median(ncu, binary, shape, ref, kernel, workdir):
-    cmd = [ncu, "--clock-control", "none", "--cache-control", "all", "--metrics",
+def ncu_median(ncu, binary, shape, ref, kernel, workdir, cache_control="all"):
+    cmd = [ncu, "--clock-control", "none", "--cache-control", cache_control, "--metrics",
            "gpu__time_duration.sum", "-k", "regex:^" + kernel + "$", "--csv", binary, "--phase",
            "benchmark", "--shape", shape, "--min-samples", "20", "--max-samples", "20",
            "--warmup-iters", "1", "--warmup-time", "0", "--time-budget", "600"]
     if ref:
         cmd.append("--ref")
+    if cache_control == "none":
+        cmd.append("--warm")
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
     text = p.stdout
     start = text.find('"ID"')
@@ -105,12 +109,15 @@ def ncu_median(ncu, binary, shape, ref, kernel, workdir):
 
 
 def measure(args, task, binary, impl, kernel, ref, work, rows):
+    warm = args.cache_control == "none"
     for shape in shapes(binary):
-        h1, n1 = harness_median(binary, shape, ref, work)
-        h2, n2 = harness_median(binary, shape, ref, work)
-        nm, nn = ncu_median(args.ncu, binary, shape, ref, kernel, work)
+        if args.shape and args.shape not in shape:
+            continue
+        h1, n1 = harness_median(binary, shape, ref, work, warm)
+        h2, n2 = harness_median(binary, shape, ref, work, warm)
+        nm, nn = ncu_median(args.ncu, binary, shape, ref, kernel, work, args.cache_control)
         row = {
-            "task": task, "impl": impl, "kernel": kernel,
+            "task": task, "impl": impl, "kernel": kernel, "cache_control": args.cache_control,
             "shape": shape, "harness_median_ms": [h1, h2], "harness_n": [n1, n2],
             "repeat_spread_pct": abs(h1 - h2) / min(h1, h2) * 100,
             "ncu_median_ms": nm, "ncu_launches": nn,
@@ -132,11 +139,17 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--examples-only", action="store_true",
                     help="only the examples' own kernels, not the hand-written candidates")
+    ap.add_argument("--cache-control", choices=["all", "none"], default="all",
+                    help="ncu's cache control; none also times the harness warm (--warm)")
+    ap.add_argument("--only", default="", help="only tasks, kernels or candidate files naming this")
+    ap.add_argument("--shape", default="", help="only the shapes whose id contains this")
     args = ap.parse_args()
     rows = []
     work = tempfile.mkdtemp(prefix="kf_ncu_")
     prefix = os.path.abspath(args.prefix)
     for task, kernels in EXAMPLES.items():
+        if args.only and args.only not in task and args.only not in " ".join(kernels):
+            continue
         binary = os.path.join(work, task)
         build(prefix, os.path.abspath(os.path.join("examples", "tasks", task)), binary, args.sm)
         measure(args, task, binary, "candidate", kernels[0], False, work, rows)
@@ -144,6 +157,8 @@ def main():
     if args.examples_only:
         return
     for task, evolve, path, kernel in CANDIDATES:
+        if args.only and args.only not in task and args.only not in path:
+            continue
         task_dir = os.path.join(work, "task_" + kernel)
         shutil.copytree(os.path.join("examples", "tasks", task), task_dir)
         shutil.copy(path, os.path.join(task_dir, evolve))

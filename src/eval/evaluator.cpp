@@ -179,8 +179,8 @@ ProcessSpec Evaluator::harness_spec(const fs::path& binary, const fs::path& src_
   // process when the next call wakes it: with one CPU hog on a 2-core machine a 0.3 ms call read
   // 3-10 ms in most samples, more often on the side whose workers had spun more (the candidate
   // child's after its correctness phase). A worker that slept owes the scheduler nothing and
-  // gets a CPU at once. Between cold calls (the cache flush takes ~100 ms) a spinning worker
-  // would have gone to sleep anyway, so a call's own cost is the same; only the debt is gone.
+  // gets a CPU at once. A call's own cost is the same either way (its workers are woken at its
+  // start); only the debt is gone.
   spec.env.push_back({"OMP_WAIT_POLICY", "PASSIVE"});
   return sandboxed(std::move(spec), sandbox);
 }
