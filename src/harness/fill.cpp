@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "harness/parallel.h"
@@ -38,107 +39,155 @@ T clamp_to(double v) {
                    : T(v);
 }
 
-void store(void* dst, DType dtype, long i, double v) {
+// One element of `T` from a double (integers: floor, clamped; halves through float).
+template <class T>
+inline T convert(double v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return T(v);
+  } else {
+    return clamp_to<T>(std::floor(v));
+  }
+}
+
+// 16-bit floats are stored as their bits.
+struct Half {
+  std::uint16_t bits;
+};
+struct BFloat {
+  std::uint16_t bits;
+};
+template <>
+inline Half convert<Half>(double v) {
+  return {float_to_half(float(v))};
+}
+template <>
+inline BFloat convert<BFloat>(double v) {
+  return {float_to_bf16(float(v))};
+}
+
+// Calls body(static_cast<T*>(dst)) with T the element type of `dtype`: the loops below are
+// compiled once per type, with no switch per element.
+template <class Body>
+void with_type(void* dst, DType dtype, Body&& body) {
   switch (dtype) {
     case DType::F32:
-      static_cast<float*>(dst)[i] = float(v);
-      break;
+      return body(static_cast<float*>(dst));
     case DType::F64:
-      static_cast<double*>(dst)[i] = v;
-      break;
+      return body(static_cast<double*>(dst));
     case DType::F16:
-      static_cast<std::uint16_t*>(dst)[i] = float_to_half(float(v));
-      break;
+      return body(static_cast<Half*>(dst));
     case DType::BF16:
-      static_cast<std::uint16_t*>(dst)[i] = float_to_bf16(float(v));
-      break;
+      return body(static_cast<BFloat*>(dst));
     case DType::I8:
-      static_cast<std::int8_t*>(dst)[i] = clamp_to<std::int8_t>(std::floor(v));
-      break;
+      return body(static_cast<std::int8_t*>(dst));
     case DType::U8:
-      static_cast<std::uint8_t*>(dst)[i] = clamp_to<std::uint8_t>(std::floor(v));
-      break;
+      return body(static_cast<std::uint8_t*>(dst));
     case DType::I32:
-      static_cast<std::int32_t*>(dst)[i] = clamp_to<std::int32_t>(std::floor(v));
-      break;
+      return body(static_cast<std::int32_t*>(dst));
     case DType::U32:
-      static_cast<std::uint32_t*>(dst)[i] = clamp_to<std::uint32_t>(std::floor(v));
-      break;
+      return body(static_cast<std::uint32_t*>(dst));
     case DType::I64:
-      static_cast<std::int64_t*>(dst)[i] = clamp_to<std::int64_t>(std::floor(v));
-      break;
+      return body(static_cast<std::int64_t*>(dst));
   }
 }
 
-void store_int(void* dst, DType dtype, long i, std::int64_t v) {
-  switch (dtype) {
-    case DType::I8:
-      static_cast<std::int8_t*>(dst)[i] = std::int8_t(v);
-      break;
-    case DType::U8:
-      static_cast<std::uint8_t*>(dst)[i] = std::uint8_t(v);
-      break;
-    case DType::I32:
-      static_cast<std::int32_t*>(dst)[i] = std::int32_t(v);
-      break;
-    case DType::U32:
-      static_cast<std::uint32_t*>(dst)[i] = std::uint32_t(v);
-      break;
-    case DType::I64:
-      static_cast<std::int64_t*>(dst)[i] = v;
-      break;
-    default:
-      store(dst, dtype, i, double(v));
-      break;
+// The ziggurat for the standard normal (Marsaglia and Tsang's method, 256 layers of equal area
+// v under f(x) = exp(-x^2 / 2), the base layer holding the tail beyond r). x[i] is layer i's
+// right edge (x[0] the base layer's pseudo-width v / f(r), x[1] = r, x[256] = 0) and f[i] =
+// f(x[i]). Built once from r and v by the recurrence f(x[i+1]) = v / x[i] + f(x[i]).
+struct Ziggurat {
+  static constexpr int kLayers = 256;
+  static constexpr double kR = 3.6541528853610088;
+  static constexpr double kV = 0.00492867323399;
+  double x[kLayers + 1], f[kLayers + 1];
+  Ziggurat() {
+    x[0] = kV / std::exp(-0.5 * kR * kR);
+    x[1] = kR;
+    for (int i = 1; i < kLayers - 1; ++i)
+      x[i + 1] = std::sqrt(-2.0 * std::log(kV / x[i] + std::exp(-0.5 * x[i] * x[i])));
+    x[kLayers] = 0;
+    for (int i = 0; i <= kLayers; ++i) f[i] = std::exp(-0.5 * x[i] * x[i]);
   }
+};
+const Ziggurat& ziggurat() {
+  static const Ziggurat z;
+  return z;
 }
 
-void fill_range(void* dst, DType dtype, long begin, long end, const Distribution& d,
-                std::uint64_t key) {
+// A standard normal value for counter position `i` of stream `key`. Element i owns 64 counter
+// values: attempts 0-11 use four each (0-47), the tail's draws two each (48-63), so the value
+// depends only on (key, i). About 1.5% of attempts fall outside the layers' inner rectangles;
+// of those most are accepted. After 12 rejected attempts (or 8 in the tail) the last draw stands:
+// an event of probability below 1e-20.
+inline double ziggurat_normal(const Ziggurat& z, std::uint64_t key, std::uint64_t i) {
+  double value = 0;
+  for (std::uint64_t attempt = 0; attempt < 12; ++attempt) {
+    std::uint64_t c = key + (i * 64 + attempt * 4) * kGolden;
+    std::uint64_t bits = mix64(c);
+    int layer = int(bits & 0xFF);
+    double sign = 1.0 - 2.0 * double((bits >> 8) & 1);  // no branch: it would mispredict half
+    double u = unit(bits);  // the top 53 bits: independent of the layer and sign bits
+    double x = u * z.x[layer];
+    value = sign * x;
+    if (x < z.x[layer + 1]) return value;  // inside the part wholly under the curve
+    if (layer == 0) {
+      // The tail beyond r, sampled exactly (Marsaglia's method, its own rejection loop):
+      // a = -ln(u1) / r, b = -ln(u2), accepted when 2b > a^2, giving r + a.
+      for (std::uint64_t k = 0; k < 8; ++k) {
+        std::uint64_t t = key + (i * 64 + 48 + k * 2) * kGolden;
+        double a = -std::log1p(-unit(mix64(t))) / Ziggurat::kR;
+        double b = -std::log1p(-unit(mix64(t + kGolden)));
+        value = sign * (Ziggurat::kR + a);
+        if (2 * b > a * a) return value;
+      }
+      return value;
+    }
+    // The wedge: a point uniform in the layer's rectangle above f(x[layer]), kept when it lies
+    // under the curve (a rejection restarts from a new layer, as the method requires).
+    double y = z.f[layer] + unit(mix64(c + kGolden)) * (z.f[layer + 1] - z.f[layer]);
+    if (y < std::exp(-0.5 * x * x)) return value;
+  }
+  return value;
+}
+
+template <class T>
+void fill_typed(T* dst, long begin, long end, const Distribution& d, std::uint64_t key) {
   switch (d.kind) {
     case Distribution::Kind::Uniform:
-      for (long i = begin; i < end; ++i) {
-        store(dst, dtype, i, d.a + (d.b - d.a) * unit(mix64(key + std::uint64_t(i) * kGolden)));
-      }
+      for (long i = begin; i < end; ++i)
+        dst[i] = convert<T>(d.a + (d.b - d.a) * unit(mix64(key + std::uint64_t(i) * kGolden)));
       break;
-    case Distribution::Kind::Normal:
-      // Marsaglia's polar method on counter-derived uniforms, one accepted pair per two elements
-      // (2j and 2j+1): no trigonometry, one logarithm per pair. Rejected draws move to the next
-      // counter, so element i still depends only on (key, i).
-      for (long i = begin; i < end;) {
-        long j = i / 2;
-        double u = 0, v = 0, s = 0;
-        for (std::uint64_t attempt = 0;; ++attempt) {
-          std::uint64_t c = key + (std::uint64_t(j) * 64 + attempt * 2) * kGolden;
-          u = 2.0 * unit(mix64(c)) - 1.0;
-          v = 2.0 * unit(mix64(c + kGolden)) - 1.0;
-          s = u * u + v * v;
-          if (s > 0 && s < 1) break;
-        }
-        double f = std::sqrt(-2.0 * std::log(s) / s);
-        if (i % 2 == 0) {
-          store(dst, dtype, i, d.a + d.b * u * f);
-          ++i;
-        }
-        if (i < end && i % 2 == 1) {
-          store(dst, dtype, i, d.a + d.b * v * f);
-          ++i;
-        }
-      }
+    case Distribution::Kind::Normal: {
+      const Ziggurat& z = ziggurat();
+      for (long i = begin; i < end; ++i)
+        dst[i] = convert<T>(d.a + d.b * ziggurat_normal(z, key, std::uint64_t(i)));
       break;
+    }
     case Distribution::Kind::Ints: {
       auto lo = static_cast<std::int64_t>(d.a);
       auto range = static_cast<std::uint64_t>(static_cast<std::int64_t>(d.b) - lo) + 1;
       for (long i = begin; i < end; ++i) {
         std::uint64_t r = mix64(key + std::uint64_t(i) * kGolden);
-        store_int(dst, dtype, i, lo + std::int64_t(range == 0 ? r : r % range));
+        std::int64_t v = lo + std::int64_t(range == 0 ? r : r % range);
+        if constexpr (std::is_integral_v<T>) {
+          dst[i] = T(v);  // wraps like the old per-element store: ints(a, b) fits the type
+        } else {
+          dst[i] = convert<T>(double(v));
+        }
       }
       break;
     }
-    case Distribution::Kind::Constant:
-      for (long i = begin; i < end; ++i) store(dst, dtype, i, d.a);
+    case Distribution::Kind::Constant: {
+      T value = convert<T>(d.a);
+      for (long i = begin; i < end; ++i) dst[i] = value;
       break;
+    }
   }
+}
+
+void fill_range(void* dst, DType dtype, long begin, long end, const Distribution& d,
+                std::uint64_t key) {
+  with_type(dst, dtype, [&](auto* typed) { fill_typed(typed, begin, end, d, key); });
 }
 
 inline std::uint64_t rotl(std::uint64_t x, int r) {

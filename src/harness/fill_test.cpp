@@ -58,6 +58,21 @@ TEST(Fill, NormalHasRequestedMoments) {
   EXPECT_NEAR(std::sqrt(sq / double(v.size())), 2.0, 0.02);
 }
 
+// The shape of the normal fill, not only its moments: the fraction beyond each of several
+// points (the ziggurat's tail starts at 3.654) within 4 standard errors of the normal curve's.
+// The fill is deterministic, so this is the same check every run, not a random one.
+TEST(Fill, NormalFollowsTheCurveIntoTheTail) {
+  const long n = 20000000;
+  auto v = fill_f32(n, kf::normal(0, 1), 3, "tail");
+  for (double t : {0.5, 1.0, 2.0, 3.0, 3.6541528853610088, 4.0}) {
+    long beyond = 0;
+    for (float x : v) beyond += std::fabs(x) > t;
+    double p = std::erfc(t / std::sqrt(2.0));
+    double se = std::sqrt(p * (1 - p) * double(n));
+    EXPECT_NEAR(double(beyond), p * double(n), 4 * se) << "|x| > " << t;
+  }
+}
+
 TEST(Fill, IntsAreInclusiveAndCoverTheRange) {
   std::vector<std::int32_t> v(10000);
   kf::fill_values(v.data(), kf::i32, long(v.size()), kf::ints(-3, 3), kf::stream_key(1, "i"));
