@@ -295,6 +295,29 @@ TEST_F(TempTask, WrongTypesAndRangesAreAllReported) {
   EXPECT_EQ(split_lines(m).size(), 6u) << m;
 }
 
+TEST(FailureMemoryKeys, DefaultsAndRanges) {
+  auto config = compose_args({});
+  ASSERT_TRUE(config.is_ok()) << config.message();
+  EXPECT_EQ(config->get_int("prompt.max_attempts"), 4);
+  EXPECT_EQ(config->get_int("prompt.max_attempts_chars"), 8000);
+  EXPECT_EQ(config->get_int("feedback_llm_config.min_log_chars"), 2000);
+  auto set = compose_args({"prompt.max_attempts=0", "feedback_llm_config.min_log_chars=10"});
+  ASSERT_TRUE(set.is_ok()) << set.message();
+  EXPECT_EQ(set->get_int("feedback_llm_config.min_log_chars"), 10);
+  auto bad = compose_args({"feedback_llm_config.min_log_chars=-1", "prompt.max_attempts=-2",
+                           "prompt.max_attempts_chars=x"});
+  ASSERT_FALSE(bad.is_ok());
+  const std::string& m = bad.message();
+  EXPECT_NE(m.find("'feedback_llm_config.min_log_chars' must be an integer >= 0, got '-1'"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("'prompt.max_attempts' must be an integer >= 0, got '-2'"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("'prompt.max_attempts_chars' must be an integer >= 0, got 'x'"),
+            std::string::npos)
+      << m;
+}
+
 TEST(Errors, ExactMessageForCommandLineTypeError) {
   auto config = compose_args({"max_iters=abc"});
   ASSERT_FALSE(config.is_ok());

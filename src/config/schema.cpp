@@ -171,10 +171,15 @@ std::vector<KeySpec> build_schema() {
           .at_least(1));
   add(Row("use_feedback_llm", Kind::kBool, false,
           "A second LLM (`feedback_llm_config`) condenses long evaluation logs before they are fed "
-          "back."));
+          "back: the logs of failed kernels longer than `feedback_llm_config.min_log_chars`."));
   add(Row("feedback_llm_config", Kind::kSection, kEmptyMap,
           "The server map of the feedback LLM (same fields as an `inference.servers` entry)."));
   for (auto& r : server_rows("feedback_llm_config")) rows.push_back(std::move(r));
+  add(Row("feedback_llm_config.min_log_chars", Kind::kInt, 2000,
+          "With `use_feedback_llm`: a failed kernel's evaluation log longer than this many "
+          "characters is summarised by the feedback LLM; a shorter one goes into prompts raw. "
+          "Correct kernels' logs are never summarised.")
+          .at_least(0));
 
   // Loop keys (configs/run.yaml).
   add(Row("max_iters", Kind::kInt, 3,
@@ -257,11 +262,21 @@ std::vector<KeySpec> build_schema() {
   add(Row("prompt.max_chars", Kind::kInt, 200000,
           "Most characters of one prompt (system + user). Each kernel's code, the reference and "
           "the log are first cut to a quarter of it; a longer prompt then loses, in this order: "
-          "inspirations, the best kernel's code, the log, the reference, then the current "
-          "kernel's code is cut in the middle; the prompt says what was cut (docs/prompts.md).")
+          "inspirations, the best kernel's code, the earlier attempts, the log, the reference, "
+          "then the current kernel's code is cut in the middle; the prompt says what was cut "
+          "(docs/prompts.md).")
           .at_least(20000));
   add(Row("prompt.num_inspirations", Kind::kInt, 2,
           "Kernels from other archive cells shown in each prompt as inspiration.")
+          .at_least(0));
+  add(Row("prompt.max_attempts", Kind::kInt, 4,
+          "Earlier attempts shown in each prompt: the recent answers from the current kernel or "
+          "its ancestors that failed or were not faster, with their errors and what they "
+          "changed; 0 = none.")
+          .at_least(0));
+  add(Row("prompt.max_attempts_chars", Kind::kInt, 8000,
+          "Most characters of the earlier attempts' section; each attempt's error lines and diff "
+          "share it, and attempts that do not fit are left out, the least close first.")
           .at_least(0));
   add(Row("prompt.include_reference", Kind::kBool, true,
           "Show the reference implementation in the prompt."));

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "eval/verdict.h"
+#include "prompt/attempts.h"
 #include "prompt/contract.h"
 #include "prompt/fit.h"
 #include "prompt/prompt.h"
@@ -224,6 +225,9 @@ struct Shown {
   std::string reference;
   std::vector<std::string> initial_codes;  // objectives_start's code: the task's EVOLVE blocks
   size_t log_chars = 0;                    // the parent's log or summary budget; 0 = left out
+  std::vector<std::string> attempt_diffs;  // attempt_diff() of each earlier attempt
+  size_t attempts_shown = 0;               // the first this many attempts are shown
+  size_t attempts_budget = 0;              // characters of the attempts section
   bool best_is_parent = false, show_best = false;
   TrimNotes notes;
 };
@@ -242,6 +246,30 @@ Result<std::string> inspiration_items(const Assembler& a, const PromptInputs& in
 KernelLog parent_log(const Shown& s) {
   if (!s.in.parent || s.log_chars == 0) return {};
   return kernel_log(*s.in.parent, s.log_chars);
+}
+
+// The earlier attempts, as many as fit the section's budget (each then gets a larger share).
+Status add_attempts(Assembler& a, const Shown& s) {
+  const PromptInputs& in = s.in;
+  for (size_t n = s.attempts_shown; n > 0; --n) {
+    AttemptsView view = attempts_view(in, s.attempt_diffs, n, s.attempts_budget);
+    std::vector<std::string> items;
+    for (const TemplateValues& v : view.items) {
+      auto item = a.render("attempt", v);
+      if (!item) return item.status();
+      if (!item->empty()) items.push_back(std::move(*item));
+    }
+    TemplateValues values = with(
+        common_values(in),
+        {{"items", join(items, "\n\n")},
+         {"count", std::to_string(n)},
+         {"total", n < in.attempts.size() ? std::to_string(in.attempts.size()) : std::string()},
+         {"repeats", view.repeats}});
+    auto text = a.render("attempts", values);
+    if (!text) return text.status();
+    if (text->size() <= s.attempts_budget || n == 1) return a.add("attempts", "attempts", values);
+  }
+  return Status::ok();
 }
 
 Status add_history(Assembler& a, const Shown& s) {
@@ -264,7 +292,7 @@ Status add_history(Assembler& a, const Shown& s) {
                                                    {"feedback", log.feedback},
                                                    {"is_best", yes_if(s.best_is_parent)}})));
   }
-  return Status::ok();
+  return add_attempts(a, s);
 }
 
 Status add_objectives(Assembler& a, const Shown& s) {
@@ -390,6 +418,9 @@ Shown capped_parts(const PromptInputs& in) {
   }
   if (!in.parent)
     cap_codes(&s.initial_codes, cap, comment, s.notes, "initial", "the task's initial code");
+  s.attempts_budget = std::min(in.max_attempts_chars, cap);
+  s.attempts_shown = s.attempts_budget > 0 ? in.attempts.size() : 0;
+  for (const PromptAttempt& attempt : in.attempts) s.attempt_diffs.push_back(attempt_diff(attempt));
   return s;
 }
 
@@ -428,7 +459,16 @@ Result<Prompt> build_prompt(const PromptTemplates& templates, const PromptInputs
         }
         return true;
       },
-      // 3. The parent's evaluation log (or the feedback model's summary of it).
+      // 3. The earlier attempts, whole, the last (least close, oldest) first.
+      [&](size_t) {
+        if (s.attempts_shown == 0) return false;
+        --s.attempts_shown;
+        s.notes.set("attempts",
+                    strprintf("earlier attempts: %zu of %zu left out",
+                              in.attempts.size() - s.attempts_shown, in.attempts.size()));
+        return true;
+      },
+      // 4. The parent's evaluation log (or the feedback model's summary of it).
       [&](size_t excess) {
         KernelLog now = parent_log(s);
         size_t rendered = now.log.size() + now.feedback.size();
@@ -442,7 +482,7 @@ Result<Prompt> build_prompt(const PromptTemplates& templates, const PromptInputs
                                        what.c_str(), s.log_chars));
         return true;
       },
-      // 4. The reference implementation.
+      // 5. The reference implementation.
       [&](size_t excess) {
         std::vector<std::string> shown = {s.reference};
         if (!shorten_codes(&shown, {full_reference}, excess, comment, true, s.notes, "reference",
@@ -451,7 +491,7 @@ Result<Prompt> build_prompt(const PromptTemplates& templates, const PromptInputs
         s.reference = shown.empty() ? "" : shown[0];
         return true;
       },
-      // 5. The code the answer starts from: the parent's, or the task's initial code; cut, never
+      // 6. The code the answer starts from: the parent's, or the task's initial code; cut, never
       // left out.
       [&](size_t excess) {
         if (s.in.parent)

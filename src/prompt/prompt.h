@@ -30,12 +30,27 @@ struct PromptKernel {
   std::string model;
 };
 
+// An earlier attempt from the current kernel or its lineage that failed or was not faster than
+// the kernel it started from: shown so that the model does not make its mistake again.
+struct PromptAttempt {
+  PromptKernel kernel;                    // its result, eval log or feedback summary, and code
+  std::vector<std::string> parent_codes;  // the code it started from (its diff is shown)
+  std::string summary;                    // the model's own one-line summary ("" = none)
+  int trial = 0;                          // the iteration that made it
+  bool from_parent = true;                // started from the current kernel, not an ancestor
+  std::optional<double> parent_speedup;   // of the kernel it started from
+};
+
 struct PromptInputs {
   const TaskPackage* task = nullptr;
   Language language = Language::kCpp;
   std::vector<ArchProfile> archs;
   std::optional<PromptKernel> parent, best;
   std::vector<PromptKernel> inspirations;
+  // Earlier failed or non-improving attempts, closest and most recent first, shown within
+  // max_attempts_chars (prompt.max_attempts_chars); see docs/prompts.md ("Earlier attempts").
+  std::vector<PromptAttempt> attempts;
+  size_t max_attempts_chars = 8000;
   bool include_reference = true, allow_templated = false;
   size_t max_log_chars = 6000;
   // prompt.max_chars: the most characters (bytes) of system + user prompt; see docs/prompts.md
@@ -89,6 +104,13 @@ Result<Prompt> build_prompt(const PromptTemplates& templates, const PromptInputs
 // fix; correct kernels: the bottlenecks), held to inputs.max_chars like build_prompt.
 Result<Prompt> build_feedback_prompt(const PromptTemplates& templates, const PromptInputs& inputs,
                                      const PromptKernel& kernel);
+
+// The first line of a failed kernel's evaluation that says what went wrong: the first compiler
+// or runtime error line of its log, else its reason; cut to 300 characters. "" when correct.
+std::string first_error_line(int verdict, const std::string& reason, const std::string& eval_log);
+// `line` with numbers, paths and spacing normalised: two failures with the same key are "the
+// same mistake" (the same error at another line or shape).
+std::string mistake_key(const std::string& line);
 
 // The log as it goes into a prompt: at most max_chars, error/warning lines kept first, a
 // "[... N lines omitted ...]" note where cut.

@@ -62,6 +62,17 @@ class PromptTest : public ::testing::Test {
     return in;
   }
 
+  // An earlier attempt that started from `parent_code`, with one error line in its log.
+  static PromptAttempt attempt(int verdict, std::string code, std::string parent_code,
+                               const std::string& error_line, int trial) {
+    PromptAttempt a;
+    a.kernel = kernel(verdict, std::move(code));
+    a.kernel.eval_log = "verdict: " + std::to_string(verdict) + "\n== build\n" + error_line + "\n";
+    a.parent_codes = {std::move(parent_code)};
+    a.trial = trial;
+    return a;
+  }
+
   static PromptKernel kernel(int verdict, std::string code, std::optional<double> speedup = {}) {
     PromptKernel k;
     k.codes = {std::move(code)};
@@ -461,9 +472,16 @@ TEST_F(PromptTest, PartsAreCutInTheDocumentedOrder) {
   in.best = kernel(kCorrect, big_code("best", 2300), 2.0);
   in.inspirations = {kernel(kCorrect, big_code("one", 2300), 1.5),
                      kernel(kCorrect, big_code("two", 2300), 1.2)};
-  const std::vector<std::string> order = {
-      "- inspirations:", "- the best kernel", "- the current kernel's evaluation log",
-      "- the reference implementation", "- the current kernel's code"};
+  for (int i = 0; i < 2; ++i)
+    in.attempts.push_back(attempt(kCompileError, big_code("attempt", 1000), in.parent->codes[0],
+                                  "k.cl:3:1: error: attempt " + std::to_string(i), i + 1));
+  in.max_attempts_chars = 1500;
+  const std::vector<std::string> order = {"- inspirations:",
+                                          "- the best kernel",
+                                          "- earlier attempts:",
+                                          "- the current kernel's evaluation log",
+                                          "- the reference implementation",
+                                          "- the current kernel's code"};
   std::set<std::string> seen;
   for (size_t max = 30000; max >= 9600; max -= 200) {
     in.max_chars = max;
@@ -473,14 +491,22 @@ TEST_F(PromptTest, PartsAreCutInTheDocumentedOrder) {
     // A step is taken only when every earlier step's part is gone (or, for the log, cut).
     size_t inspirations = count_of(p.user, "### Inspiration ");
     bool best = has_section(p, "best");
+    bool attempts = has_section(p, "attempts");
     bool log = has(p.user, "### Its evaluation log");
     bool reference = has_section(p, "reference");
     bool parent_cut = has(section_text(p, "## Current kernel"), "cut here");
     if (!best) {
       EXPECT_EQ(inspirations, 0u) << max;
     }
+    if (attempts) {
+      EXPECT_LE(section_text(p, "## Earlier attempts").size(), in.max_attempts_chars) << max;
+    }
+    if (has(note, "earlier attempts")) {
+      EXPECT_FALSE(best) << max;
+    }
     if (has(note, "evaluation log")) {
       EXPECT_FALSE(best) << max;
+      EXPECT_FALSE(attempts) << max;
     }
     if (!reference) {
       EXPECT_FALSE(log) << max;
@@ -503,6 +529,106 @@ TEST_F(PromptTest, PartsAreCutInTheDocumentedOrder) {
   EXPECT_EQ(seen.size(), order.size())
       << "every step was reached in the sweep: "
       << join(std::vector<std::string>(seen.begin(), seen.end()), "; ");
+}
+
+TEST_F(PromptTest, EarlierAttemptsShowVerdictErrorAndWhatChanged) {
+  PromptInputs in = inputs(softmax_);
+  const std::string parent_code = "__kernel void softmax() {\n  float m = 0;\n  y[0] = m;\n}\n";
+  in.parent = kernel(kCorrect, parent_code, 1.0);
+  in.parent->eval_log = "verdict: 5 (correct)\n";
+  PromptAttempt a =
+      attempt(kCompileError, replace_all(parent_code, "y[0] = m;", "y[0] = maximum;"), parent_code,
+              "/tmp/w/t01_b00/softmax.cl:3:10: error: use of undeclared identifier "
+              "'maximum'",
+              1);
+  a.summary = "Store the maximum directly.";
+  a.kernel.model = "model-a";
+  in.attempts = {a};
+  Prompt p = build_ok(in);
+  ASSERT_TRUE(has_section(p, "attempts")) << p.user;
+  std::string section = section_text(p, "## Earlier attempts");
+  EXPECT_TRUE(has(section, "### Attempt 1 (iteration 1): compile error")) << section;
+  EXPECT_TRUE(has(section, "Started from the current kernel; written by model-a.")) << section;
+  EXPECT_TRUE(has(section, "Its answer said: Store the maximum directly.")) << section;
+  EXPECT_TRUE(has(section, "```diff\n@@ -1,4 +1,4 @@")) << section;
+  EXPECT_TRUE(has(section, "\n-  y[0] = m;\n+  y[0] = maximum;\n")) << section;
+  EXPECT_TRUE(has(section, "error: use of undeclared identifier 'maximum'")) << section;
+  EXPECT_FALSE(has(section, "same mistake")) << "one failure is not a repeat";
+  // After the current kernel, before the objectives.
+  EXPECT_LT(p.user.find("## Current kernel"), p.user.find("## Earlier attempts"));
+  EXPECT_LT(p.user.find("## Earlier attempts"), p.user.find("## Objectives"));
+
+  // Switched off: no section.
+  in.max_attempts_chars = 0;
+  EXPECT_FALSE(has_section(build_ok(in), "attempts"));
+}
+
+TEST_F(PromptTest, TheSameMistakeTwiceIsNamed) {
+  PromptInputs in = inputs(softmax_);
+  in.parent = kernel(kCorrect, "int a;\n", 1.0);
+  in.attempts = {
+      attempt(kCompileError, "int b;\n", "int a;\n",
+              "/w/t02_b00/softmax.cl:9:3: error: use of undeclared identifier 'maximum'", 2),
+      attempt(kWrongValues, "int c;\n", "int a;\n", "", 1),
+      attempt(kCompileError, "int d;\n", "int a;\n",
+              "/w/t01_b00/softmax.cl:7:5: error: use of undeclared identifier 'maximum'", 1)};
+  in.attempts[1].kernel.reason = "output 'y': 12 of 100 elements outside tolerance";
+  Prompt p = build_ok(in);
+  std::string section = section_text(p, "## Earlier attempts");
+  EXPECT_TRUE(has(section, "The same mistake was made more than once")) << section;
+  EXPECT_TRUE(has(section,
+                  "- 2 times (iteration 2, iteration 1): `/w/t02_b00/softmax.cl:9:3: "
+                  "error: use of undeclared identifier 'maximum'`"))
+      << section;
+  EXPECT_TRUE(has(section, "### Attempt 1 (iteration 2): compile error, a repeated mistake"));
+  EXPECT_TRUE(has(section, "### Attempt 2 (iteration 1): wrong values\n")) << section;
+  EXPECT_TRUE(has(section, "### Attempt 3 (iteration 1): compile error, a repeated mistake"));
+
+  // A failed current kernel counts too.
+  in.parent = kernel(kWrongValues, "int a;\n");
+  in.parent->reason = "output 'y': 99 of 100 elements outside tolerance";
+  section = section_text(build_ok(in), "## Earlier attempts");
+  EXPECT_TRUE(has(section, "(iteration 1, the current kernel): `output 'y': 12 of 100")) << section;
+}
+
+TEST_F(PromptTest, EarlierAttemptsFitTheirBudgetAndShowSummariesInsteadOfLogs) {
+  PromptInputs in = inputs(softmax_);
+  in.parent = kernel(kCorrect, big_code("parent", 20000), 1.0);
+  for (int t = 4; t >= 1; --t) {
+    PromptAttempt a =
+        attempt(kCompileError, big_code("child" + std::to_string(t), 20000), in.parent->codes[0],
+                "k.cl:1:1: error: number " + std::to_string(t), t);
+    for (int i = 0; i < 2000; ++i) a.kernel.eval_log += "note line " + std::to_string(i) + "\n";
+    in.attempts.push_back(a);
+  }
+  in.attempts[0].kernel.feedback = "SUMMARY: the fourth attempt forgot a semicolon.";
+  in.max_attempts_chars = 6000;
+  Prompt p = build_ok(in);
+  std::string section = section_text(p, "## Earlier attempts");
+  EXPECT_LE(section.size(), 6000u);
+  EXPECT_GE(count_of(section, "### Attempt "), 1u);
+  EXPECT_TRUE(has(section, "more diff lines")) << section;
+  EXPECT_TRUE(has(section, "SUMMARY: the fourth attempt forgot a semicolon.")) << section;
+  EXPECT_TRUE(has(section, "written by the feedback model")) << section;
+  EXPECT_TRUE(has(section, "error: number 4")) << "the log's error line survives the cut";
+  if (count_of(section, "### Attempt ") < 4) {
+    EXPECT_TRUE(has(section, " of 4)")) << "the heading says how many there were";
+  }
+}
+
+TEST(MistakeKey, NumbersAndPathsDoNotMakeADifferentMistake) {
+  EXPECT_EQ(
+      mistake_key("/tmp/a/t01_b00/softmax.cl:7:5: error: use of undeclared identifier 'x'"),
+      mistake_key("/tmp/b/t02_b01/softmax.cl:12:3:  error: use of undeclared identifier 'x'"));
+  EXPECT_NE(mistake_key("error: use of undeclared identifier 'x'"),
+            mistake_key("error: use of undeclared identifier 'y'"));
+  EXPECT_EQ(first_error_line(kCompileError, "build failed",
+                             "verdict: 1 (compile error): build failed\n== build\nIn file "
+                             "included\nk.cl:3:1: error: expected ';'\nk.cl:4:1: error: more\n"),
+            "k.cl:3:1: error: expected ';'");
+  EXPECT_EQ(first_error_line(kWrongValues, "output 'y' wrong\nmore", "verdict: 4\n"),
+            "output 'y' wrong");
+  EXPECT_EQ(first_error_line(kCorrect, "", "error: nothing"), "");
 }
 
 TEST_F(PromptTest, FixedPartsLongerThanMaxCharsAreAnError) {

@@ -18,6 +18,7 @@
 #include "proc/sandbox.h"
 #include "prompt/prompt.h"
 #include "search/archive.h"
+#include "search/attempts.h"
 #include "search/descriptors.h"
 #include "search/extract.h"
 #include "search/job_owner.h"
@@ -53,6 +54,8 @@ struct Settings {
   int workers = 1;  // branch threads: LLM calls up to rate_limit, plus room for builds and runs
   uint64_t seed = 0;
   size_t num_inspirations = 2, max_log_chars = 6000, max_prompt_chars = 200000;
+  size_t max_attempts = 4, max_attempts_chars = 8000;
+  size_t feedback_min_log_chars = 2000;  // feedback_llm_config.min_log_chars
   bool include_reference = true, allow_templated = false;
   ArchiveOptions archive;
   SamplingOptions sampling;
@@ -74,6 +77,10 @@ Settings read_settings(const Config& c) {
   s.num_inspirations = static_cast<size_t>(c.get_int("prompt.num_inspirations", 2));
   s.max_log_chars = static_cast<size_t>(c.get_int("prompt.max_log_chars", 6000));
   s.max_prompt_chars = static_cast<size_t>(c.get_int("prompt.max_chars", 200000));
+  s.max_attempts = static_cast<size_t>(c.get_int("prompt.max_attempts", 4));
+  s.max_attempts_chars = static_cast<size_t>(c.get_int("prompt.max_attempts_chars", 8000));
+  s.feedback_min_log_chars =
+      static_cast<size_t>(c.get_int("feedback_llm_config.min_log_chars", 2000));
   s.include_reference = c.get_bool("prompt.include_reference", true);
   s.allow_templated = c.get_bool("prompt.allow_templated");
   // One branch refines the best kernel: one island is all it needs.
@@ -173,7 +180,10 @@ class Search {
   KernelRecord run_branch(const BranchPlan& plan);
   void evaluate_into(KernelRecord& k, const std::vector<std::string>& codes,
                      const std::string& work_id, EvalResult* eval);
-  std::string feedback_for(KernelRecord& parent);
+  std::string feedback_for(KernelRecord& kernel);
+  // The earlier attempts this branch's prompt shows (search/attempts.h), summarised by the
+  // feedback LLM where their logs are long.
+  std::vector<PromptAttempt> attempts_for(const BranchPlan& plan);
   // What every prompt of this job shares: the task, its language and hardware, the log cap.
   PromptInputs prompt_inputs() const {
     PromptInputs in;
@@ -182,6 +192,7 @@ class Search {
     in.archs = {job_.arch};
     in.max_log_chars = s_.max_log_chars;
     in.max_chars = s_.max_prompt_chars;
+    in.max_attempts_chars = s_.max_attempts_chars;
     return in;
   }
   Status finish_kernel(KernelRecord& k, const EvalResult* eval, const std::string& server,
@@ -316,7 +327,10 @@ Status Search::set_up_llms() {
   if (!ensemble) return ensemble.status();
   ensemble_ = std::move(*ensemble);
   if (s_.use_feedback) {
-    auto parsed = parse_server(job_.config.at("feedback_llm_config"), "feedback_llm_config");
+    // min_log_chars is the loop's, not the server's.
+    nlohmann::json map = job_.config.at("feedback_llm_config");
+    if (map.is_object()) map.erase("min_log_chars");
+    auto parsed = parse_server(map, "feedback_llm_config");
     if (!parsed) return parsed.status();
     feedback_server_ = *parsed;
   }
@@ -569,35 +583,73 @@ BranchPlan Search::plan_branch(int trial, int branch) {
   return plan;
 }
 
-std::string Search::feedback_for(KernelRecord& parent) {
-  if (!s_.use_feedback || parent.eval_log.empty()) return parent.feedback;
-  std::mutex* lock_for_parent;
+std::string Search::feedback_for(KernelRecord& kernel) {
+  // Only a failure's long log is worth a second model's call (issue 10): a short log goes into
+  // the prompt as it is, and a correct kernel's log is its timing table.
+  if (!s_.use_feedback || kernel.verdict == kCorrect ||
+      trim(kernel.eval_log).size() <= s_.feedback_min_log_chars)
+    return kernel.feedback;
+  std::mutex* lock_for_kernel;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto& slot = feedback_locks_[parent.uuid];
+    auto& slot = feedback_locks_[kernel.uuid];
     if (!slot) slot = std::make_unique<std::mutex>();
-    lock_for_parent = slot.get();
+    lock_for_kernel = slot.get();
   }
-  std::lock_guard<std::mutex> once(*lock_for_parent);
-  // Another branch may have summarised this parent meanwhile.
-  if (auto fresh = job_.store->kernel(parent.uuid); fresh && fresh->has_value())
-    parent.feedback = (*fresh)->feedback;
-  if (!parent.feedback.empty()) return parent.feedback;
+  std::lock_guard<std::mutex> once(*lock_for_kernel);
+  // Another branch may have summarised this kernel meanwhile.
+  if (auto fresh = job_.store->kernel(kernel.uuid); fresh && fresh->has_value())
+    kernel.feedback = (*fresh)->feedback;
+  if (!kernel.feedback.empty()) return kernel.feedback;
   PromptInputs inputs = prompt_inputs();
-  auto prompt = build_feedback_prompt(*templates_, inputs, prompt_kernel(parent, num_blocks_));
+  auto prompt = build_feedback_prompt(*templates_, inputs, prompt_kernel(kernel, num_blocks_));
   if (!prompt) return "";
-  auto answer = broker_->feedback(parent.uuid, prompt->system, prompt->user);
+  auto answer = broker_->feedback(kernel.uuid, prompt->system, prompt->user);
   if (!answer) {
     std::lock_guard<std::mutex> lock(mutex_);
-    out_ << "        feedback LLM failed for kernel " << parent.uuid
+    out_ << "        feedback LLM failed for kernel " << kernel.uuid
          << " (the raw eval log is used): " << answer.message() << "\n";
     return "";
   }
-  parent.feedback = trim(answer->answer.text);
-  (void)job_.store->put_kernel(parent);
-  (void)write_file(kernel_dir(parent.trial, parent.branch) / "feedback.md",
-                   redact_secrets(parent.feedback + "\n"));
-  return parent.feedback;
+  kernel.feedback = trim(answer->answer.text);
+  (void)job_.store->put_kernel(kernel);
+  (void)write_file(kernel_dir(kernel.trial, kernel.branch) / "feedback.md",
+                   redact_secrets(kernel.feedback + "\n"));
+  return kernel.feedback;
+}
+
+std::vector<PromptAttempt> Search::attempts_for(const BranchPlan& plan) {
+  std::vector<PromptAttempt> out;
+  if (s_.max_attempts == 0) return out;
+  AttemptQuery q;
+  q.job_name = job_.job_name;
+  q.parent_uuid = plan.parent ? plan.parent->uuid : "";
+  q.before_trial = plan.trial;
+  q.max_attempts = s_.max_attempts;
+  auto attempts = recent_attempts(*job_.store, q);
+  if (!attempts) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    out_ << "        could not read the earlier attempts (the prompt goes without them): "
+         << attempts.message() << "\n";
+    return out;
+  }
+  for (Attempt& a : *attempts) {
+    feedback_for(a.kernel);
+    PromptAttempt p;
+    p.kernel = prompt_kernel(a.kernel, num_blocks_);
+    if (!a.started_from.uuid.empty()) {
+      p.parent_codes = decode_codes(a.started_from.code, num_blocks_);
+      p.parent_speedup = a.started_from.speedup;
+    } else {
+      for (const Block* b : job_.task.blocks_of(BlockKind::kEvolve))
+        p.parent_codes.push_back(b->content);
+    }
+    p.summary = answer_summary(a.kernel.answer);
+    p.trial = a.kernel.trial;
+    p.from_parent = a.depth == 0;
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 KernelRecord Search::run_branch(const BranchPlan& plan) {
@@ -635,6 +687,7 @@ KernelRecord Search::run_branch(const BranchPlan& plan) {
   if (plan.best) inputs.best = lookup(*plan.best);
   for (const Elite& e : plan.inspirations)
     if (auto p = lookup(e)) inputs.inspirations.push_back(std::move(*p));
+  inputs.attempts = attempts_for(plan);
 
   auto prompt = build_prompt(*templates_, inputs);
   if (!prompt) {

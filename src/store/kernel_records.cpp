@@ -252,6 +252,15 @@ Result<std::vector<KernelRecord>> Store::kernels(const KernelFilter& filter) {
   }
   int next = static_cast<int>(texts.size()) + 1;
   if (filter.min_verdict) conditions.push_back("verdict >= ?" + std::to_string(next));
+  const int first_parent = next + 1;
+  if (!filter.parent_uuids.empty()) {
+    std::vector<std::string> params;
+    for (size_t i = 0; i < filter.parent_uuids.size(); ++i)
+      params.push_back("?" + std::to_string(first_parent + static_cast<int>(i)));
+    conditions.push_back("parent_uuid IN (" + join(params, ", ") + ")");
+  }
+  const int trial_param = first_parent + static_cast<int>(filter.parent_uuids.size());
+  if (filter.before_trial) conditions.push_back("trial < ?" + std::to_string(trial_param));
   std::string sql = select_kernels();
   if (!conditions.empty()) sql += " WHERE " + join(conditions, " AND ");
   sql += order_clause(filter.order);
@@ -262,6 +271,9 @@ Result<std::vector<KernelRecord>> Store::kernels(const KernelFilter& filter) {
   if (!s) return s.status();
   for (size_t i = 0; i < texts.size(); ++i) s->bind_text(static_cast<int>(i + 1), *texts[i]);
   if (filter.min_verdict) s->bind_int(next, *filter.min_verdict);
+  for (size_t i = 0; i < filter.parent_uuids.size(); ++i)
+    s->bind_text(first_parent + static_cast<int>(i), filter.parent_uuids[i]);
+  if (filter.before_trial) s->bind_int(trial_param, *filter.before_trial);
   return query_kernels(*s, "cannot list kernels");
 }
 

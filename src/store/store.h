@@ -107,7 +107,10 @@ enum class KernelOrder {
 struct KernelFilter {
   std::string job_name{}, task_name{}, gpu_arch{}, language{};
   std::optional<int> min_verdict{};
-  int limit = 0;  // 0 = no limit
+  // Non-empty: only kernels whose parent_uuid is one of these ("" = kernels without a parent).
+  std::vector<std::string> parent_uuids{};
+  std::optional<int> before_trial{};  // only kernels of an earlier trial (iteration)
+  int limit = 0;                      // 0 = no limit
   KernelOrder order = KernelOrder::kNewestFirst;
 };
 

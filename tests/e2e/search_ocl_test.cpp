@@ -175,40 +175,128 @@ TEST(SearchOcl, EvolutionaryJobSurvivesEveryFaultAndFindsTheFastestKernel) {
       << second.cli.output;
 }
 
-TEST(SearchOcl, FeedbackLlmSummaryReplacesTheParentsLog) {
+// The feedback calls in the server's log.
+int feedback_calls(const LlmTestServer& server) {
+  int n = 0;
+  for (const auto& line : server.log_lines())
+    n += line.value("call", "").find("purpose=feedback") != std::string::npos;
+  return n;
+}
+
+std::string feedback_arg(const LlmTestServer& server, int min_log_chars) {
+  return strprintf(
+      "feedback_llm_config={server_type: openai, model_name: scripted-summary, base_url: '%s', "
+      "timeout: 5, max_retry: 1, min_log_chars: %d}",
+      server.base_url_openai().c_str(), min_log_chars);
+}
+
+// PoCL's diagnostic for compile_error.cl, as the eval log has it.
+const char* kUndeclared = "use of undeclared identifier 'maximum'";
+
+TEST(SearchOcl, ACompileErrorReachesTheNextPromptWhichFixesIt) {
   Scratch scratch;
-  const std::string summary = "SUMMARY: one work-item per row leaves 63 of 64 idle.";
-  nlohmann::json script = {{"responses", {{{"purpose", "feedback"}, {"content", summary}}}},
-                           {"default", {{"content", answer_with("correct.cl", "Tidied.")}}}};
+  // The scripted model fixes the kernel in iteration 2 only if that prompt shows iteration 1's
+  // compile error; otherwise it makes the same mistake again (the default).
+  nlohmann::json script = {
+      {"responses",
+       {{{"purpose", "generate"},
+         {"trial", "1"},
+         {"content", answer_with("compile_error.cl", "Store the maximum directly.")}},
+        {{"purpose", "generate"},
+         {"trial", "2"},
+         {"prompt_contains", {"## Earlier attempts", kUndeclared}},
+         {"content", answer_with("faster.cl", "Declare it, and vectorise the rows.")}}}},
+      {"default", {{"content", answer_with("compile_error.cl", "The same again.")}}}};
   auto server = LlmTestServer::start(script, scratch.dir() / "server");
   ASSERT_TRUE(server.is_ok()) << server.message();
-  std::vector<std::string> args = {
-      "run",
-      "task=" + example("softmax_ocl").string(),
-      "job_name=e2e_feedback",
-      "max_iters=1",
-      "branches_per_iteration=1",
-      "use_feedback_llm=true",
-      servers_arg(**server, 1),
-      strprintf("feedback_llm_config={server_type: openai, model_name: scripted-summary, "
-                "base_url: '%s', timeout: 5, max_retry: 1}",
-                (*server)->base_url_openai().c_str())};
+  // Standard mode (one branch), and a feedback LLM whose threshold no log here reaches: short
+  // failure logs go into the prompt raw.
+  std::vector<std::string> args = {"run",
+                                   "task=" + example("softmax_ocl").string(),
+                                   "job_name=e2e_memory",
+                                   "max_iters=2",
+                                   "branches_per_iteration=1",
+                                   "use_feedback_llm=true",
+                                   servers_arg(**server, 1),
+                                   feedback_arg(**server, 100000)};
+  args.insert(args.end(), kBase.begin(), kBase.end());
+  JobOutcome job = scratch.run_job("e2e_memory", args, 300);
+  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output << (*server)->stderr_text();
+  ASSERT_EQ(job.kernels.size(), 3u) << job.cli.output;
+  const KernelRecord& failed = job.kernels[1];
+  const KernelRecord& fixed = job.kernels[2];
+  ASSERT_EQ(failed.verdict, 1) << failed.reason;
+  EXPECT_NE(failed.eval_log.find(kUndeclared), std::string::npos) << failed.eval_log;
+  EXPECT_EQ(failed.prompt.find("## Earlier attempts"), std::string::npos)
+      << "nothing failed before iteration 1";
+  EXPECT_EQ(fixed.verdict, 5) << fixed.reason << "\n" << fixed.prompt;
+  EXPECT_NE(fixed.code.find("vload16"), std::string::npos);
+  EXPECT_EQ(fixed.parent_uuid, job.kernels[0].uuid) << "the failed child did not become the parent";
+
+  // The prompt of iteration 2 shows the failed child: verdict, its log, its summary, its diff.
+  const std::string& prompt = fixed.prompt;
+  EXPECT_NE(prompt.find("### Attempt 1 (iteration 1): compile error"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("Its answer said: Store the maximum directly."), std::string::npos);
+  EXPECT_NE(prompt.find("+  y[(long)row * cols] = maximum;"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("Its evaluation log (error lines first)"), std::string::npos);
+  EXPECT_EQ(prompt.find("written by the feedback model"), std::string::npos);
+  EXPECT_EQ(feedback_calls(**server), 0) << "a short log is not summarised";
+  EXPECT_TRUE(failed.feedback.empty());
+}
+
+TEST(SearchOcl, LongFailureLogsAreSummarisedAndARepeatedMistakeIsNamed) {
+  Scratch scratch;
+  const std::string summary = "SUMMARY-FAIL: 'maximum' is never declared; use m.";
+  // Iterations 1 and 2 make the same mistake; iteration 3 fixes it only when its prompt names
+  // the repeat and shows the feedback model's summary.
+  nlohmann::json script = {
+      {"responses",
+       {{{"purpose", "generate"},
+         {"trial", "1"},
+         {"content", answer_with("compile_error.cl", "Store the maximum directly.")}},
+        {{"purpose", "generate"},
+         {"trial", "2"},
+         {"content", answer_with("compile_error.cl", "Store it again.")}},
+        {{"purpose", "generate"},
+         {"trial", "3"},
+         {"prompt_contains", {"The same mistake was made more than once", summary}},
+         {"content", answer_with("faster.cl", "Declare it, and vectorise the rows.")}},
+        {{"purpose", "feedback"}, {"content", summary}},
+        {{"purpose", "feedback"}, {"content", summary}}}},
+      {"default", {{"content", answer_with("compile_error.cl", "The same again.")}}}};
+  auto server = LlmTestServer::start(script, scratch.dir() / "server");
+  ASSERT_TRUE(server.is_ok()) << server.message();
+  std::vector<std::string> args = {"run",
+                                   "task=" + example("softmax_ocl").string(),
+                                   "job_name=e2e_feedback",
+                                   "max_iters=3",
+                                   "branches_per_iteration=1",
+                                   "use_feedback_llm=true",
+                                   servers_arg(**server, 1),
+                                   feedback_arg(**server, 10)};
   args.insert(args.end(), kBase.begin(), kBase.end());
   JobOutcome job = scratch.run_job("e2e_feedback", args, 300);
   ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output;
-  ASSERT_EQ(job.kernels.size(), 2u);
-  // The starting kernel was the parent: its summary is stored with it and in its run folder...
-  EXPECT_EQ(job.kernels[0].feedback, summary);
-  EXPECT_EQ(trim(file_text(job.run_dir / "kernels" / "t00_b00" / "feedback.md")), summary);
-  // ...and the next prompt shows it, labelled, instead of the raw log.
-  const std::string& prompt = job.kernels[1].prompt;
-  EXPECT_NE(prompt.find(summary), std::string::npos);
+  ASSERT_EQ(job.kernels.size(), 4u) << job.cli.output;
+  // The correct starting kernel (the parent of every prompt) is not summarised; each failure is,
+  // once, and the summary is stored with it and in its run folder.
+  EXPECT_TRUE(job.kernels[0].feedback.empty());
+  EXPECT_FALSE(fs::exists(job.run_dir / "kernels" / "t00_b00" / "feedback.md"));
+  for (int t : {1, 2}) {
+    EXPECT_EQ(job.kernels[size_t(t)].verdict, 1);
+    EXPECT_EQ(job.kernels[size_t(t)].feedback, summary) << t;
+    EXPECT_EQ(trim(file_text(job.run_dir / "kernels" / strprintf("t%02d_b00", t) / "feedback.md")),
+              summary);
+  }
+  EXPECT_EQ(feedback_calls(**server), 2);
+  const KernelRecord& fixed = job.kernels[3];
+  EXPECT_EQ(fixed.verdict, 5) << fixed.reason << "\n" << fixed.prompt;
+  // The summaries replace the failures' raw logs in the prompt; the repeat is named.
+  const std::string& prompt = fixed.prompt;
   EXPECT_NE(prompt.find("written by the feedback model"), std::string::npos);
-  EXPECT_EQ(prompt.find("### Its evaluation log"), std::string::npos);
-  int feedback_calls = 0;
-  for (const auto& line : (*server)->log_lines())
-    feedback_calls += line.value("call", "").find("purpose=feedback") != std::string::npos;
-  EXPECT_EQ(feedback_calls, 1);
+  EXPECT_EQ(prompt.find("Its evaluation log (error lines first)"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("2 times (iteration 2, iteration 1)"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find(kUndeclared), std::string::npos) << "the repeated error line is quoted";
 }
 
 TEST(SearchOcl, BranchesTheLlmNeverAnsweredAreAskedAgainOnResume) {

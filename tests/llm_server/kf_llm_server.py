@@ -5,7 +5,8 @@ Usage: kf_llm_server.py --script SCRIPT.json --port-file F [--log LOG.jsonl] [--
 
 The script is {"responses": [R, ...], "default": R}. Each request takes the first response not yet
 consumed whose filters ("purpose", "job", "trial", "branch" against the X-KernelFoundry-Call
-header; "format": "openai" | "anthropic") match it, else "default", else HTTP 500. With
+header; "format": "openai" | "anthropic"; "prompt_contains": a string, or a list of strings, that
+the request's system and user text must all contain) match it, else "default", else HTTP 500. With
 "log_prompts": true in the script, each log line also holds the request's text ("prompt_text").
 R: {"content": "..."} | {"fault": "rate_limit", "retry_after": 1} | {"fault": "server_error"} |
    {"fault": "hang", "seconds": N, "content"?: "..."} | {"fault": "truncated", "content": "..."} |
@@ -106,20 +107,24 @@ class Script:
         self.lock = threading.Lock()
 
     @staticmethod
-    def matches(response, fmt, call):
+    def matches(response, fmt, call, text):
         for key in FILTERS:
             if key not in response:
                 continue
             have = fmt if key == "format" else call.get(key)
             if str(response[key]) != have:
                 return False
+        wanted = response.get("prompt_contains", [])
+        for part in [wanted] if isinstance(wanted, str) else wanted:
+            if part not in text:
+                return False
         return True
 
-    def take(self, fmt, call, plain_only=False):
+    def take(self, fmt, call, text="", plain_only=False):
         """The next matching response (marked consumed), the default, or None."""
         with self.lock:
             for i, r in enumerate(self.responses):
-                if self.used[i] or not self.matches(r, fmt, call):
+                if self.used[i] or not self.matches(r, fmt, call, text):
                     continue
                 if plain_only and "fault" in r:
                     return None
@@ -167,7 +172,7 @@ class Handler(BaseHTTPRequestHandler):
 
         call = parse_call_header(self.headers.get("X-KernelFoundry-Call"))
         script = self.server.script
-        response = script.take(fmt, call)
+        response = script.take(fmt, call, self.request_text(request))
         if response is None:
             self.send_json(500, {"error": "script exhausted"}, fmt, request, "exhausted")
             return
@@ -199,7 +204,7 @@ class Handler(BaseHTTPRequestHandler):
         contents = [response.get("content", "")]
         if fmt == "openai":
             for _ in range(1, int(request.get("n") or 1)):
-                extra = script.take(fmt, call, plain_only=True)
+                extra = script.take(fmt, call, self.request_text(request), plain_only=True)
                 contents.append(extra["content"] if extra and "content" in extra else contents[0])
         answer = self.answer(fmt, request, contents, fault, response)
         self.send_json(200, answer, fmt, request, fault)
@@ -405,6 +410,15 @@ class Handler(BaseHTTPRequestHandler):
                 marks += 1
         return marks
 
+    @staticmethod
+    def request_text(request):
+        """The request's system prompt and messages, as one text."""
+        parts = [text_of(request.get("system", ""))]
+        for m in request.get("messages") or []:
+            if isinstance(m, dict):
+                parts.append(text_of(m.get("content", "")))
+        return "\n".join(parts)
+
     def log(self, fmt, request, status, fault):
         if self.server.log_path is None:
             return
@@ -435,11 +449,7 @@ class Handler(BaseHTTPRequestHandler):
             "cache_marks": self.cache_marks(request),
         }
         if self.server.script.log_prompts:
-            parts = [text_of(request.get("system", ""))]
-            for m in request.get("messages") or []:
-                if isinstance(m, dict):
-                    parts.append(text_of(m.get("content", "")))
-            line["prompt_text"] = "\n".join(parts)
+            line["prompt_text"] = self.request_text(request)
         with self.server.log_lock:
             with open(self.server.log_path, "a", encoding="utf-8") as f:
                 f.write(json.dumps(line) + "\n")
