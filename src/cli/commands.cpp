@@ -7,6 +7,7 @@
 #include "search/job.h"
 #include "search/job_owner.h"
 #include "search/optimize.h"
+#include "search/seed_kernel.h"
 #include "task/scaffold.h"
 #include "util/fs.h"
 #include "util/secrets.h"
@@ -28,6 +29,12 @@ bool is_config_arg(const std::string& a) {
   return a.find('=') != std::string::npos || starts_with(a, "+");
 }
 
+// Remarks from composing the config (e.g. ignored keys of the Python KernelFoundry's configs).
+void print_config_notes(const Config& config) {
+  for (const std::string& note : config.notes())
+    std::cerr << "kernelfoundry: note: " << note << "\n";
+}
+
 // Composes the config for commands that may or may not name a task.
 Result<Config> compose_for(const std::vector<std::string>& args, TaskPackage* task_out) {
   ComposeOptions o;
@@ -44,6 +51,7 @@ Result<Config> compose_for(const std::vector<std::string>& args, TaskPackage* ta
   }
   o.args = args;
   auto config = compose(o);
+  if (config) print_config_notes(*config);
   // The values of the key variables it names are secrets from here on (main.cpp redacts output).
   if (config) register_env_secrets(api_key_variables(*config), fs::current_path());
   return config;
@@ -64,6 +72,7 @@ void print_task_warnings(const TaskPackage& task) {
 int cmd_run(const std::vector<std::string>& args) {
   auto job = open_job(args);
   if (!job) return fail(job.message());
+  print_config_notes(job->config);
   print_task_warnings(job->task);
   bool validate = job->config.get_bool("validate") || job->config.get_int("max_iters", 3) == 0;
   PosixProcessRunner runner;
@@ -74,7 +83,13 @@ int cmd_run(const std::vector<std::string>& args) {
     if (!result) return fail(result.message());
     return result->best_uuid.empty() ? kExitNotCorrect : kExitOk;
   }
-  auto summary = run_candidates(*job, {{"EVOLVE block as written", {}}}, runner, std::cout);
+  // Evaluate only: the kernel iteration 0 would start from (start_from_best,
+  // kernels_iter_0_path), else the EVOLVE block as written.
+  auto seed = resolve_seed_kernel(*job);
+  if (!seed) return fail(seed.message());
+  if (!seed->note.empty()) std::cout << seed->note << "\n";
+  Candidate start{seed->label, seed->codes, seed->source_uuid};
+  auto summary = run_candidates(*job, {start}, runner, std::cout);
   if (!summary) return fail(summary.message());
   return summary->last_verdict == kCorrect ? kExitOk : kExitNotCorrect;
 }
@@ -95,6 +110,7 @@ int cmd_eval(const std::vector<std::string>& args) {
     return fail("eval needs at least one candidate file (the new contents of the EVOLVE block)");
   auto job = open_job(config_args);
   if (!job) return fail(job.message());
+  print_config_notes(job->config);
   print_task_warnings(job->task);
   size_t blocks = job->task.blocks_of(BlockKind::kEvolve).size();
   if (blocks != 1)

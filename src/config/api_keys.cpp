@@ -83,7 +83,7 @@ void withhold_task_api_keys(Config& config, const std::set<std::string>& task_so
     *key = nullptr;
     changed = true;
   }
-  if (changed) config = ConfigAccess::make(std::move(layer));
+  if (changed) ConfigAccess::assign(config, std::move(layer));
 }
 
 }  // namespace kf::cfg

@@ -6,6 +6,7 @@
 
 #include "config/api_keys.h"
 #include "config/config.h"
+#include "config/foreign_keys.h"
 #include "config/overrides.h"
 #include "config/schema.h"
 #include "config/task_paths.h"
@@ -48,6 +49,7 @@ class Composer {
   const std::set<std::string>& groups() const { return groups_; }
   std::vector<std::string>& errors() { return errors_; }
   Layer& layer() { return layer_; }
+  const cfg::ForeignKeys& foreign_keys() const { return foreign_; }
 
   // A file whose keys sit at the root (base.yaml, run.yaml, a task's config, an experiment).
   void apply_root_file(const fs::path& file, int depth = 0) {
@@ -69,6 +71,7 @@ class Composer {
       }
     }
     for (const std::string& key : picked) tree.erase(key);
+    cfg::drop_foreign_keys(tree, "", file_layer.origins, &foreign_);
     cfg::check_known_keys(tree, "", file_layer.origins, &errors_);
     cfg::merge_into(layer_, tree, file_layer.origins, "");
   }
@@ -110,6 +113,7 @@ class Composer {
     // A group option replaces the group's whole subtree.
     Layer option_layer;
     if (!read(file, group, &option_layer)) return;
+    cfg::drop_foreign_keys(option_layer.tree, "", option_layer.origins, &foreign_);
     cfg::check_known_keys(option_layer.tree, "", option_layer.origins, &errors_);
     json subtree = option_layer.tree.contains(group) ? option_layer.tree[group] : json::object();
     if (subtree.is_null()) subtree = json::object();
@@ -128,6 +132,10 @@ class Composer {
         break;
     }
     Origin origin = o.origin();
+    if (cfg::is_foreign_key(o.path)) {
+      cfg::record_foreign_key(o.path, origin, &foreign_);
+      return;
+    }
     if (!cfg::is_known_path(cfg::schema_path(o.path))) {
       errors_.push_back(cfg::unknown_key_message(o.path, &origin));
       return;
@@ -140,6 +148,7 @@ class Composer {
       return;
     }
     cfg::OriginMap origins = cfg::origins_for(value, o.path, origin);
+    cfg::drop_foreign_keys(value, o.path, origins, &foreign_);
     cfg::check_known_keys(value, o.path, origins, &errors_);
     // A map value merges into the section (`eval_config={num_seeds: 1}`); others replace.
     if (value.is_object())
@@ -242,6 +251,7 @@ class Composer {
   std::set<std::string> groups_;
   Layer layer_;
   std::vector<std::string> errors_;
+  cfg::ForeignKeys foreign_;  // Python KernelFoundry keys dropped on the way, for one note
 };
 
 bool is_file(const fs::path& path) {
@@ -268,7 +278,10 @@ Result<Config> compose(const ComposeOptions& options) {
   }
   cfg::finish_tree(composer.layer(), &composer.errors());
   if (!composer.errors().empty()) return Result<Config>::error(join(composer.errors(), "\n"));
-  Config config = ConfigAccess::make(std::move(composer.layer()));
+  std::vector<std::string> notes;
+  if (std::string note = cfg::foreign_keys_note(composer.foreign_keys()); !note.empty())
+    notes.push_back(std::move(note));
+  Config config = ConfigAccess::make(std::move(composer.layer()), std::move(notes));
   // What the task package's own files set may only point inside the package.
   std::set<std::string> task_sources;
   fs::path package_root;

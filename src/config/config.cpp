@@ -120,7 +120,7 @@ Status Config::set(std::string_view dotted, json value, Origin origin) {
   cfg::replace_at(layer, path, std::move(value), origins);
   cfg::finish_tree(layer, &errors);
   if (!errors.empty()) return Status::error(join(errors, "\n"));
-  *this = ConfigAccess::make(std::move(layer));
+  ConfigAccess::assign(*this, std::move(layer));
   return Status::ok();
 }
 

@@ -43,11 +43,15 @@ class Config {
   // A programmatic override (e.g. the language read from the task), validated like a file value;
   // on error the config is left unchanged.
   Status set(std::string_view dotted, nlohmann::json value, Origin origin);
+  // Remarks from composing, one line each, for the caller to print (e.g. the Python
+  // KernelFoundry's `_target_` / `verbose` keys that were ignored).
+  const std::vector<std::string>& notes() const { return notes_; }
 
  private:
   friend class ConfigAccess;  // compose.cpp builds configs through it
   nlohmann::json tree_ = nlohmann::json::object();
   std::map<std::string, Origin> origins_;  // keyed by internal path "a.b.0.c"
+  std::vector<std::string> notes_;
 };
 
 struct ComposeOptions {

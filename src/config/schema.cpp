@@ -183,7 +183,8 @@ std::vector<KeySpec> build_schema() {
 
   // Loop keys (configs/run.yaml).
   add(Row("max_iters", Kind::kInt, 3,
-          "Iterations of the search; `0` evaluates the task's EVOLVE block only.")
+          "Iterations of the search; `0` evaluates the starting kernel only (the EVOLVE block, "
+          "or the kernel start_from_best / kernels_iter_0_path names) and calls no LLM.")
           .at_least(0));
   add(Row("branches_per_iteration", Kind::kInt, 2,
           "LLM calls (candidates) per iteration; more than 1 turns on evolutionary search. Cost "
@@ -193,15 +194,17 @@ std::vector<KeySpec> build_schema() {
           "Iteration 0 re-evaluates the best stored kernel for this task_name + gpu_arch + "
           "language instead of starting cold."));
   add(Row("kernels_iter_0_path", Kind::kString, kNull,
-          "Start from this kernel: a file, a run directory, `best`, or `best-<job_name>`; "
-          "null = the task's EVOLVE block. Set in a task package, a path is relative to the "
-          "package and must stay inside it.")
+          "Start from this kernel: a file, a run directory, `best`, `best-<job_name>`, or "
+          "`best-<job_name>/<job_name>` (the best of several jobs); null = the task's EVOLVE "
+          "block. Set in a task package, a path is relative to the package and must stay "
+          "inside it.")
           .nullable());
   add(Row("stop_once_correct", Kind::kBool, false,
           "End the job as soon as one candidate is correct."));
   add(Row("validate", Kind::kBool, false,
-          "Evaluate the task's EVOLVE block as it stands (build, check, time against the "
-          "reference; no LLM call) and stop, as max_iters=0 does: a check of a new package."));
+          "Evaluate the starting kernel (build, check, time against the reference; no LLM "
+          "call) and stop, as max_iters=0 does: the EVOLVE block as it stands (a check of a new "
+          "package), or the kernel start_from_best / kernels_iter_0_path names."));
   add(Row("build_timeout", Kind::kNumber, 200, "Seconds one candidate's build may take.").above(0));
   add(Row("test_timeout", Kind::kNumber, 300,
           "Seconds one run of the task's tests (correctness or benchmark) may take.")

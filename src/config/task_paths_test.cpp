@@ -75,8 +75,8 @@ TEST_F(TaskPaths, PackageInputPathsInsideAreTakenRelativeToThePackage) {
   EXPECT_EQ(c->get_string("kernels_iter_0_path"), (pkg_ / "seeds" / "start.cl").string());
   EXPECT_EQ(c->get_string("prompt.template_dir"), (pkg_ / "prompts").string());
   EXPECT_NE(c->origin("kernels_iter_0_path").describe().find("config.yaml:1"), std::string::npos);
-  // `best` and `best-<job>` name stored kernels, not files.
-  for (const char* value : {"best", "best-other_job"}) {
+  // `best`, `best-<job>` and `best-<job1>/<job2>` name stored kernels, not files.
+  for (const char* value : {"best", "best-other_job", "best-jobA/jobB"}) {
     auto b = compose_task(std::string("kernels_iter_0_path: ") + value + "\n");
     ASSERT_TRUE(b.is_ok()) << b.message();
     EXPECT_EQ(b->get_string("kernels_iter_0_path"), value);
@@ -84,7 +84,7 @@ TEST_F(TaskPaths, PackageInputPathsInsideAreTakenRelativeToThePackage) {
 }
 
 TEST_F(TaskPaths, PackageOutputPathsMustBeRelativeWithoutDotDot) {
-  for (const std::string& key : {"kernels_db_path", "logdir", "results_dir", "cache_dir"}) {
+  for (std::string key : {"kernels_db_path", "logdir", "results_dir", "cache_dir"}) {
     for (const std::string& value :
          {std::string("/tmp/x"), std::string("../x"), std::string("runs/../../x")}) {
       SCOPED_TRACE(key + "=" + value);

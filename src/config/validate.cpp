@@ -333,11 +333,16 @@ void finish_tree(Layer& layer, std::vector<std::string>* errors) {
 
 namespace kf {
 
-Config ConfigAccess::make(cfg::Layer layer) {
+Config ConfigAccess::make(cfg::Layer layer, std::vector<std::string> notes) {
   Config config;
+  assign(config, std::move(layer));
+  config.notes_ = std::move(notes);
+  return config;
+}
+
+void ConfigAccess::assign(Config& config, cfg::Layer layer) {
   config.tree_ = std::move(layer.tree);
   config.origins_ = std::move(layer.origins);
-  return config;
 }
 
 cfg::Layer ConfigAccess::layer(const Config& config) {

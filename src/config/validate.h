@@ -36,8 +36,10 @@ namespace kf {
 // Builds and opens Config objects for the config subsystem's own files.
 class ConfigAccess {
  public:
-  static Config make(cfg::Layer layer);
+  static Config make(cfg::Layer layer, std::vector<std::string> notes = {});
   static cfg::Layer layer(const Config& config);
+  // Replaces the tree and origins, keeping the notes.
+  static void assign(Config& config, cfg::Layer layer);
 };
 
 }  // namespace kf

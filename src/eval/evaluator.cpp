@@ -531,6 +531,12 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   if (role == Role::kCandidate && options_.paired_timing && has_judge()) {
     PacedTiming::Options po;
     po.shape_budget_s = options_.time_budget_s;
+    // The least a shape takes is the probe and three pairs (seven batches): batches sized so that
+    // fits the shape's budget where the budget is short (tests, quick jobs), 100 ms of wall time
+    // and 25 ms of device time at most.
+    double fit_ms = std::max(options_.time_budget_s * 1e3 / 8, 2.0);
+    po.batch_wall_ms = std::min(po.batch_wall_ms, fit_ms);
+    po.batch_target_ms = std::min(po.batch_target_ms, fit_ms);
     po.rel_halfwidth = 2 * options_.noise_target;
     po.answer_timeout_s = options_.test_timeout_s;
     po.pause = options_.build_pause;

@@ -325,6 +325,7 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
     k.job_name = job.job_name;
     k.task_hash = job.task.hash;
     k.task_name = job.task_name;
+    k.parent_uuid = cand.parent_uuid;
     k.trial = 0;
     k.branch = static_cast<int>(i);
     k.language = record.language;

@@ -41,6 +41,7 @@ Result<JobContext> open_job(const std::vector<std::string>& args);
 struct Candidate {
   std::string label;  // shown in progress lines ("EVOLVE block as written", a file name)
   std::vector<std::string> codes;  // one per EVOLVE block; empty = unchanged
+  std::string parent_uuid{};       // the stored kernel it was taken from, if any
 };
 
 struct JobSummary {

@@ -1,4 +1,4 @@
-// Iteration 0's kernel: stored best, a named job's best, a file, a run directory, or the block.
+// Iteration 0's kernel: stored best, the best of named jobs, a file, a run directory, or the block.
 #include "search/seed_kernel.h"
 
 #include <optional>
@@ -81,18 +81,21 @@ size_t evolve_count(const JobContext& job) {
   return job.task.blocks_of(BlockKind::kEvolve).size();
 }
 
-Result<SeedKernel> from_stored(JobContext& job, const std::string& from_job,
+// `jobs` empty = any job of the database.
+Result<SeedKernel> from_stored(JobContext& job, const std::vector<std::string>& jobs,
                                const std::string& what) {
   auto best = job.store->best_kernel(job.task_name, job.gpu_arch,
-                                     std::string(language_name(job.language)), from_job);
+                                     std::string(language_name(job.language)), jobs);
   if (!best) return best.status();
   SeedKernel seed;
   if (!best->has_value()) {
-    if (!from_job.empty())
-      return Status::error(what + ": job '" + from_job + "' has no correct kernel for task '" +
-                           job.task_name + "' on " + job.gpu_arch + " (" +
-                           std::string(language_name(job.language)) + ") in " +
-                           job.store->path().string() +
+    if (!jobs.empty())
+      return Status::error(what + ": " +
+                           (jobs.size() == 1 ? "job '" + jobs[0] + "' has"
+                                             : "jobs '" + join(jobs, "', '") + "' have") +
+                           " no correct kernel for task '" + job.task_name + "' on " +
+                           job.gpu_arch + " (" + std::string(language_name(job.language)) +
+                           ") in " + job.store->path().string() +
                            "; list the jobs with `kernelfoundry jobs`, or set "
                            "kernels_iter_0_path=null to start from the EVOLVE block");
     seed.label = "EVOLVE block as written";
@@ -165,17 +168,28 @@ Result<SeedKernel> resolve_seed_kernel(JobContext& job) {
     std::string value = c.get_string("kernels_iter_0_path");
     std::string what = "kernels_iter_0_path '" + value + "' (from " +
                        c.origin("kernels_iter_0_path").describe() + ")";
-    if (value == "best") return from_stored(job, "", what);
-    if (starts_with(value, "best-")) return from_stored(job, value.substr(5), what);
+    if (value == "best") return from_stored(job, {}, what);
+    if (starts_with(value, "best-")) {
+      // `best-<job>`, or the Python KernelFoundry's `best-<job1>/<job2>`: the best of those jobs.
+      std::vector<std::string> jobs;
+      for (const std::string& name : split(value.substr(5), '/'))
+        if (!trim(name).empty()) jobs.push_back(trim(name));
+      if (jobs.empty())
+        return Status::error(what +
+                             ": names no job; write best-<job_name>, or "
+                             "best-<job_name>/<job_name> for the best of several jobs");
+      return from_stored(job, jobs, what);
+    }
     fs::path path(value);
     std::error_code ec;
     if (fs::is_directory(path, ec)) return from_run_dir(job, path, what);
     if (fs::is_regular_file(path, ec)) return from_file(job, path, what);
     return Status::error(what +
                          ": no such file or directory; give a kernel file, a run directory "
-                         "(runs/<job_name>), `best` or `best-<job_name>`");
+                         "(runs/<job_name>), `best`, `best-<job_name>` or "
+                         "`best-<job_name>/<job_name>`");
   }
-  if (c.get_bool("start_from_best")) return from_stored(job, "", "start_from_best");
+  if (c.get_bool("start_from_best")) return from_stored(job, {}, "start_from_best");
   SeedKernel seed;
   seed.label = "EVOLVE block as written";
   return seed;

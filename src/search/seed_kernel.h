@@ -1,5 +1,6 @@
 // Where a search starts (iteration 0): the EVOLVE block as written, the best stored kernel
-// (start_from_best / kernels_iter_0_path: best, best-<job_name>), a file or a run directory.
+// (start_from_best / kernels_iter_0_path: best, best-<job_name>, best-<job1>/<job2>), a file or a
+// run directory.
 #pragma once
 
 #include <string>

@@ -94,6 +94,46 @@ TEST_F(SeedKernelTest, StartFromBestTakesTheFastestCorrectStoredKernel) {
   EXPECT_NE(err.message().find("kernelfoundry jobs"), std::string::npos);
 }
 
+TEST_F(SeedKernelTest, BestOfSeveralJobsAsThePythonKernelFoundryWritesIt) {
+  auto ctx = job();
+  ASSERT_TRUE(ctx.is_ok()) << ctx.message();
+  store_kernel(*ctx, "jobA", 5, 1.5, "kernel A");
+  std::string b = store_kernel(*ctx, "jobB", 5, 2.5, "kernel B");
+  store_kernel(*ctx, "jobC", 5, 9.0, "kernel C, not named");
+
+  // `best-jobA/jobB`: the best kernel of either job.
+  auto both = job({"kernels_iter_0_path=best-jobA/jobB"});
+  ASSERT_TRUE(both.is_ok()) << both.message();
+  auto seed = resolve_seed_kernel(*both);
+  ASSERT_TRUE(seed.is_ok()) << seed.message();
+  EXPECT_EQ(seed->codes, std::vector<std::string>{"kernel B"});
+  EXPECT_EQ(seed->source_uuid, b);
+  EXPECT_EQ(seed->label, "best stored kernel (job jobB, 2.500x)");
+
+  // A job of the list with nothing stored is no error while another has a kernel.
+  auto one_known = job({"kernels_iter_0_path=best-nosuchjob/jobA"});
+  ASSERT_TRUE(one_known.is_ok());
+  auto from_a = resolve_seed_kernel(*one_known);
+  ASSERT_TRUE(from_a.is_ok()) << from_a.message();
+  EXPECT_EQ(from_a->codes, std::vector<std::string>{"kernel A"});
+
+  auto none = job({"kernels_iter_0_path=best-x/y"});
+  ASSERT_TRUE(none.is_ok());
+  auto err = resolve_seed_kernel(*none);
+  ASSERT_FALSE(err.is_ok());
+  EXPECT_NE(err.message().find("kernels_iter_0_path 'best-x/y' (from command line argument "
+                               "'kernels_iter_0_path=best-x/y'): jobs 'x', 'y' have no correct "
+                               "kernel for task"),
+            std::string::npos)
+      << err.message();
+
+  auto empty = job({"kernels_iter_0_path=best-/"});
+  ASSERT_TRUE(empty.is_ok());
+  auto no_job = resolve_seed_kernel(*empty);
+  ASSERT_FALSE(no_job.is_ok());
+  EXPECT_NE(no_job.message().find("names no job"), std::string::npos) << no_job.message();
+}
+
 TEST_F(SeedKernelTest, FilesAndRunDirectories) {
   ASSERT_TRUE(write_file(dir_ / "bare.cl", "__kernel void softmax() {}\n").is_ok());
   auto bare = job({"kernels_iter_0_path=" + (dir_ / "bare.cl").string()});

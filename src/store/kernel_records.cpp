@@ -281,10 +281,23 @@ Result<std::optional<KernelRecord>> Store::best_kernel(const std::string& task_n
                                                        const std::string& gpu_arch,
                                                        const std::string& language,
                                                        const std::string& job_name) {
+  return best_kernel(
+      task_name, gpu_arch, language,
+      job_name.empty() ? std::vector<std::string>{} : std::vector<std::string>{job_name});
+}
+
+Result<std::optional<KernelRecord>> Store::best_kernel(const std::string& task_name,
+                                                       const std::string& gpu_arch,
+                                                       const std::string& language,
+                                                       const std::vector<std::string>& job_names) {
   std::string sql = select_kernels() +
                     " WHERE task_name = ?1 AND gpu_arch = ?2 AND language = ?3 AND verdict = ?4"
                     " AND suspect = 0";
-  if (!job_name.empty()) sql += " AND job_name = ?5";
+  if (!job_names.empty()) {
+    std::vector<std::string> params;
+    for (size_t i = 0; i < job_names.size(); ++i) params.push_back("?" + std::to_string(5 + i));
+    sql += " AND job_name IN (" + join(params, ", ") + ")";
+  }
   // Ties go to the earliest kernel that reached the speedup.
   sql += " ORDER BY speedup DESC NULLS LAST, fitness DESC, created_at ASC, rowid ASC LIMIT 1";
 
@@ -295,7 +308,7 @@ Result<std::optional<KernelRecord>> Store::best_kernel(const std::string& task_n
       .bind_text(2, gpu_arch)
       .bind_text(3, language)
       .bind_int(4, kVerdictCorrect);
-  if (!job_name.empty()) s->bind_text(5, job_name);
+  for (size_t i = 0; i < job_names.size(); ++i) s->bind_text(static_cast<int>(5 + i), job_names[i]);
   Result<std::vector<KernelRecord>> found = query_kernels(*s, "cannot find the best kernel");
   if (!found) return found.status();
   if (found->empty()) return std::optional<KernelRecord>();

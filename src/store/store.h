@@ -144,11 +144,15 @@ class Store {
   Result<std::optional<KernelRecord>> kernel(const std::string& uuid);
   Result<std::vector<KernelRecord>> kernels(const KernelFilter& filter);
   // The best correct kernel (verdict 5, highest speedup, not flagged suspect) for
-  // task + arch + language, optionally within one job.
+  // task + arch + language, optionally within one job, or within any of several jobs.
   Result<std::optional<KernelRecord>> best_kernel(const std::string& task_name,
                                                   const std::string& gpu_arch,
                                                   const std::string& language,
                                                   const std::string& job_name = "");
+  Result<std::optional<KernelRecord>> best_kernel(const std::string& task_name,
+                                                  const std::string& gpu_arch,
+                                                  const std::string& language,
+                                                  const std::vector<std::string>& job_names);
 
   Status put_llm_call(const LlmCallRecord& call);  // insert or replace by (job, call_key)
   Result<std::optional<LlmCallRecord>> llm_call(const std::string& job_name,

@@ -361,6 +361,12 @@ TEST_F(StoreTest, BestKernelIsTheFastestCorrectUnflaggedOne) {
   EXPECT_EQ((*store->best_kernel("gemm", "h200", "cuda"))->uuid, other_task.uuid);
   EXPECT_EQ((*store->best_kernel("softmax", "h200", "cuda", "j2"))->uuid, harmless_flag.uuid);
   EXPECT_FALSE(store->best_kernel("softmax", "lnl", "cuda")->has_value());
+  // Within any of several jobs (`kernels_iter_0_path: best-j1/j2`).
+  using Jobs = std::vector<std::string>;
+  EXPECT_EQ((*store->best_kernel("softmax", "h200", "cuda", Jobs{"j2", "j1"}))->uuid, best.uuid);
+  EXPECT_EQ((*store->best_kernel("softmax", "h200", "cuda", Jobs{"j2", "none"}))->uuid,
+            harmless_flag.uuid);
+  EXPECT_FALSE(store->best_kernel("softmax", "h200", "cuda", Jobs{"none"})->has_value());
 
   // Flagging the best afterwards (re-put by uuid) takes it out.
   best.flags_json = R"([{"kind":"timing","suspect":true}])";
