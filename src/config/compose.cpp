@@ -72,6 +72,7 @@ class Composer {
     }
     for (const std::string& key : picked) tree.erase(key);
     cfg::drop_foreign_keys(tree, "", file_layer.origins, &foreign_);
+    cfg::expand_enabled_shorthand(tree, "", file_layer.origins);
     cfg::check_known_keys(tree, "", file_layer.origins, &errors_);
     cfg::merge_into(layer_, tree, file_layer.origins, "");
   }
@@ -114,6 +115,7 @@ class Composer {
     Layer option_layer;
     if (!read(file, group, &option_layer)) return;
     cfg::drop_foreign_keys(option_layer.tree, "", option_layer.origins, &foreign_);
+    cfg::expand_enabled_shorthand(option_layer.tree, "", option_layer.origins);
     cfg::check_known_keys(option_layer.tree, "", option_layer.origins, &errors_);
     json subtree = option_layer.tree.contains(group) ? option_layer.tree[group] : json::object();
     if (subtree.is_null()) subtree = json::object();
@@ -149,6 +151,7 @@ class Composer {
     }
     cfg::OriginMap origins = cfg::origins_for(value, o.path, origin);
     cfg::drop_foreign_keys(value, o.path, origins, &foreign_);
+    cfg::expand_enabled_shorthand(value, o.path, origins);
     cfg::check_known_keys(value, o.path, origins, &errors_);
     // A map value merges into the section (`eval_config={num_seeds: 1}`); others replace.
     if (value.is_object())

@@ -86,7 +86,7 @@ TEST(Compose, ShippedTreeComposesWithEveryKeyAtItsDefault) {
   EXPECT_EQ(config->at("inference.servers").size(), 1u);
   EXPECT_EQ(config->get_string("inference.servers.0.api_key_env"), "OPENAI_API_KEY");
   EXPECT_EQ(config->get_string("inference.servers[0].model_name"), "gpt-4o");
-  EXPECT_FALSE(config->get_bool("prompt.meta_prompting"));
+  EXPECT_FALSE(config->get_bool("prompt.meta_prompting.enabled"));
 }
 
 TEST(Compose, OriginsNameShippedFileAndLine) {
@@ -173,7 +173,34 @@ TEST(Compose, GroupSelectionReplacesTheSubtree) {
 
   auto meta = compose_args({"prompt=meta_prompting"});
   ASSERT_TRUE(meta.is_ok()) << meta.message();
-  EXPECT_TRUE(meta->get_bool("prompt.meta_prompting"));
+  EXPECT_TRUE(meta->get_bool("prompt.meta_prompting.enabled"));
+}
+
+TEST(Compose, MetaPromptingTakesAMapOrTheBooleanShorthand) {
+  auto on =
+      compose_args({"prompt.meta_prompting.evolution_interval=3", "prompt.meta_prompting=true"});
+  ASSERT_TRUE(on.is_ok()) << on.message();
+  EXPECT_TRUE(on->get_bool("prompt.meta_prompting.enabled"));
+  // The shorthand sets `enabled` only: the other keys keep their values.
+  EXPECT_EQ(on->get_int("prompt.meta_prompting.evolution_interval"), 3);
+  EXPECT_EQ(on->get_int("prompt.meta_prompting.max_prompts"), 8);
+  EXPECT_EQ(on->get_string("prompt.meta_prompting.mode"), "holistic");
+
+  auto off = compose_args({"prompt=meta_prompting", "prompt.meta_prompting=false"});
+  ASSERT_TRUE(off.is_ok()) << off.message();
+  EXPECT_FALSE(off->get_bool("prompt.meta_prompting.enabled"));
+
+  auto bad = compose_args({"prompt.meta_prompting.mode=iterative"});
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.message().find("holistic"), std::string::npos) << bad.message();
+}
+
+TEST_F(TempTask, MetaPromptingShorthandInAFile) {
+  fs::path task = write("config.yaml", "prompt:\n  meta_prompting: true\n");
+  auto config = compose_args({}, task);
+  ASSERT_TRUE(config.is_ok()) << config.message();
+  EXPECT_TRUE(config->get_bool("prompt.meta_prompting.enabled"));
+  EXPECT_EQ(config->get_int("prompt.meta_prompting.evolution_interval"), 2);
 }
 
 TEST(Compose, ExperimentsMergeAtTheRoot) {
@@ -203,7 +230,7 @@ TEST_F(TempTask, TaskConfigCanPickGroupOptions) {
   auto config = compose_args({}, task);
   ASSERT_TRUE(config.is_ok()) << config.message();
   EXPECT_GT(config->at("inference.servers").size(), 1u);
-  EXPECT_TRUE(config->get_bool("prompt.meta_prompting"));
+  EXPECT_TRUE(config->get_bool("prompt.meta_prompting.enabled"));
   EXPECT_EQ(config->get_int("prompt.num_inspirations"), 4);
 }
 

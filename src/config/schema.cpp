@@ -283,8 +283,45 @@ std::vector<KeySpec> build_schema() {
           .at_least(0));
   add(Row("prompt.include_reference", Kind::kBool, true,
           "Show the reference implementation in the prompt."));
-  add(Row("prompt.meta_prompting", Kind::kBool, false,
-          "Let an LLM rewrite the optimisation guidance between iterations (meta prompting)."));
+  add(Row("prompt.meta_prompting", Kind::kSection, kEmptyMap,
+          "Meta-prompt evolution: an LLM rewrites the optimisation guidance (the tips section) "
+          "from the outcomes of the prompts used so far, and each branch samples a variant by "
+          "its score (docs/prompts.md). `meta_prompting: true` / `false` is short for "
+          "`{enabled: true}` / `{enabled: false}`."));
+  add(Row("prompt.meta_prompting.enabled", Kind::kBool, false,
+          "Turn meta-prompt evolution on (`prompt=meta_prompting` does)."));
+  add(Row("prompt.meta_prompting.mode", Kind::kEnum, "holistic",
+          "How variants are written: `holistic` (the whole guidance text at once; the only "
+          "mode).")
+          .one_of({"holistic"}));
+  add(Row("prompt.meta_prompting.evolution_interval", Kind::kInt, 2,
+          "Every this many iterations one LLM call (purpose `meta_prompt`) writes a new "
+          "guidance variant.")
+          .at_least(1));
+  add(Row("prompt.meta_prompting.evolution_batch_size", Kind::kInt, 4,
+          "Most recent children (variant, verdict, speedup against the parent) shown to that "
+          "call as examples.")
+          .at_least(0));
+  add(Row("prompt.meta_prompting.min_samples_for_evolution", Kind::kInt, 2,
+          "Children that must have been evaluated before the first new variant is written.")
+          .at_least(0));
+  add(Row("prompt.meta_prompting.exploration_rate", Kind::kNumber, 0.2,
+          "Share of branches that pick a variant uniformly at random; the others pick by "
+          "softmax over the variants' scores.")
+          .at_least(0)
+          .at_most(1));
+  add(Row("prompt.meta_prompting.selection_temperature", Kind::kNumber, 1.0,
+          "Temperature of that softmax; lower = greedier, 0 = always the best-scoring variant.")
+          .at_least(0));
+  add(Row("prompt.meta_prompting.max_prompts", Kind::kInt, 8,
+          "Variants kept for sampling; beyond it the lowest-scoring is dropped (never the "
+          "shipped guidance, nor the newest).")
+          .at_least(1));
+  add(Row("prompt.meta_prompting.max_chars", Kind::kInt, 6000,
+          "Most characters of one variant's guidance; a longer answer is cut at a line end.")
+          .at_least(200));
+  add(Row("prompt.meta_prompting.output_subdir", Kind::kString, "prompt_evolution",
+          "Folder under runs/<job_name>/ for variant_<id>.md files and index.json."));
 
   // The evolutionary search (configs/run.yaml), used when branches_per_iteration > 1.
   add(Row("search", Kind::kSection, kEmptyMap,

@@ -106,6 +106,20 @@ void check_known_keys(const json& node, const std::string& internal, const Origi
   }
 }
 
+void expand_enabled_shorthand(json& node, const std::string& internal, OriginMap& origins) {
+  const KeySpec* spec = find_spec(schema_path(internal));
+  if (spec && spec->kind == Kind::kSection && node.is_boolean() &&
+      find_spec(schema_path(child_path(internal, "enabled")))) {
+    node = json{{"enabled", node.get<bool>()}};
+    if (const Origin* o = find_origin(origins, internal))
+      origins[child_path(internal, "enabled")] = *o;
+    return;
+  }
+  if (!node.is_object()) return;
+  for (auto& [key, child] : node.items())
+    expand_enabled_shorthand(child, child_path(internal, key), origins);
+}
+
 OriginMap origins_for(const json& value, const std::string& internal, const Origin& origin) {
   OriginMap out;
   out[internal] = origin;

@@ -22,6 +22,12 @@ std::string unknown_key_message(const std::string& internal, const Origin* origi
 void check_known_keys(const nlohmann::json& node, const std::string& internal,
                       const OriginMap& origins, std::vector<std::string>* errors);
 // Origins for `value` and everything inside it, all from one place (a command-line argument).
+// The boolean shorthand of a section with an `enabled` key: `prompt.meta_prompting: true` under
+// `node` (which sits at `internal`) becomes `{enabled: true}`, so that it merges with the
+// section's other keys instead of replacing them. Origins move to the `enabled` key.
+void expand_enabled_shorthand(nlohmann::json& node, const std::string& internal,
+                              OriginMap& origins);
+
 OriginMap origins_for(const nlohmann::json& value, const std::string& internal,
                       const Origin& origin);
 

@@ -82,6 +82,12 @@ class ReplayClient : public LlmClient {
   Result<std::vector<LlmAnswer>> complete(const LlmRequest& request) override {
     auto start = std::chrono::steady_clock::now();
     std::vector<Recorded> picked;
+    // Recorded answers are kernels and summaries: none of them is a guidance text.
+    if (request.purpose == "meta_prompt")
+      return Result<std::vector<LlmAnswer>>::error(
+          server_.label() +
+          ": a replay server holds no recorded meta-prompt answers; meta-prompting needs a real "
+          "server in inference.servers");
     if (!job_name_.empty()) {
       auto answer = from_job(request);
       if (!answer) return answer.status();

@@ -120,6 +120,15 @@ TEST_F(ReplayTest, FeedbackUsesItsSubfolder) {
   EXPECT_EQ(text_of(c->complete(at(1, 0, "feedback"))), "feedback two");
 }
 
+TEST_F(ReplayTest, MetaPromptCallsGetNoRecordedAnswer) {
+  write("1.md", "```opencl\n__kernel void k() {}\n```");
+  auto c = client(replay((dir_ / "answers").string()));
+  ASSERT_TRUE(c);
+  auto answers = c->complete(at(1, 0, "meta_prompt"));
+  ASSERT_FALSE(answers.is_ok());
+  EXPECT_NE(answers.message().find("meta-prompt"), std::string::npos) << answers.message();
+}
+
 TEST_F(ReplayTest, FeedbackWithoutSubfolderIsAnError) {
   write("a.md", "kernel answer");
   auto c = client(replay((dir_ / "answers").string()));

@@ -57,6 +57,14 @@ class Assembler {
     return Status::ok();
   }
 
+  // Puts `text` into the user prompt as section `section` as it is, unless it is empty.
+  void add_text(const std::string& section, std::string text) {
+    if (text.empty()) return;
+    sizes_.push_back({section, text.size()});
+    parts_.push_back(std::move(text));
+    prompt_.sections.push_back(section);
+  }
+
   Status set_system(const std::string& section, const std::string& name,
                     const TemplateValues& values) {
     auto text = render(name, values);
@@ -315,7 +323,11 @@ Status add_guidance(Assembler& a, const PromptInputs& in) {
   std::string suffix = language_suffix(in.language);
   TemplateValues common = common_values(in);
   KF_RETURN_IF_ERROR(a.add("requirements", "requirements_" + suffix, common));
-  KF_RETURN_IF_ERROR(a.add("tips", "tips_" + suffix, common));
+  if (in.guidance) {
+    a.add_text("tips", trim(*in.guidance));
+  } else {
+    KF_RETURN_IF_ERROR(a.add("tips", "tips_" + suffix, common));
+  }
   KF_RETURN_IF_ERROR(a.add("pitfalls", "pitfalls_" + suffix, common));
   if (!in.allow_templated) return Status::ok();
   if (in.language != Language::kCuda && in.language != Language::kSycl &&
@@ -554,6 +566,28 @@ Result<Prompt> build_feedback_prompt(const PromptTemplates& templates, const Pro
   };
   return fit(in.max_chars, render, steps,
              "shorten the task's USER_INSTRUCTIONS block, which this prompt shows whole");
+}
+
+Result<std::string> render_guidance(const PromptTemplates& templates, const PromptInputs& in) {
+  Assembler a(templates);
+  return a.render("tips_" + std::string(language_suffix(in.language)), common_values(in));
+}
+
+Result<Prompt> build_meta_prompt(const PromptTemplates& templates, const PromptInputs& in,
+                                 const MetaPromptRequest& request) {
+  // The variants are cut to the caller's bounds already; no part is cut here.
+  auto render = [&]() -> Result<Rendered> {
+    Assembler a(templates);
+    KF_RETURN_IF_ERROR(a.set_system("meta_system", "meta_system", common_values(in)));
+    KF_RETURN_IF_ERROR(
+        a.add("meta_user", "meta_user",
+              with(common_values(in), {{"variants", request.variants},
+                                       {"outcomes", request.outcomes},
+                                       {"max_chars", std::to_string(request.max_chars)}})));
+    return a.finish();
+  };
+  return fit(in.max_chars, render, {},
+             "lower prompt.meta_prompting.max_prompts or evolution_batch_size");
 }
 
 }  // namespace kf

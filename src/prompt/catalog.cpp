@@ -76,6 +76,10 @@ std::vector<TemplateSpec> make_specs() {
   specs.push_back({"feedback_user",
                    with_kernel({"log", "failed", "correct", "user_instructions", "archs"}),
                    "the feedback LLM's request"});
+  specs.push_back({"meta_system", {}, "the meta-prompt LLM's system prompt (meta prompting)"});
+  specs.push_back({"meta_user",
+                   {"variants", "outcomes", "max_chars"},
+                   "the meta-prompt LLM's request: rewrite the optimisation guidance"});
   return specs;
 }
 

@@ -57,6 +57,9 @@ struct PromptInputs {
   // ("Prompt size") for what is cut, in which order, when a prompt would be longer.
   size_t max_chars = 200000;
   int trial = 0, max_iters = 0;
+  // Meta-prompt evolution (search/meta_prompt.h): the optimisation guidance this prompt shows in
+  // place of the rendered tips_<lang>.md; unset = the template's text.
+  std::optional<std::string> guidance;
 };
 
 struct Prompt {
@@ -104,6 +107,21 @@ Result<Prompt> build_prompt(const PromptTemplates& templates, const PromptInputs
 // fix; correct kernels: the bottlenecks), held to inputs.max_chars like build_prompt.
 Result<Prompt> build_feedback_prompt(const PromptTemplates& templates, const PromptInputs& inputs,
                                      const PromptKernel& kernel);
+
+// The shipped optimisation guidance: tips_<lang>.md rendered for `inputs` (meta-prompt
+// evolution's first variant).
+Result<std::string> render_guidance(const PromptTemplates& templates, const PromptInputs& inputs);
+
+// What the meta-prompt LLM sees (meta_system.md, meta_user.md): the current guidance variants
+// with their scores, example outcomes, and the length bound of a new variant; both already
+// formatted as text by the caller.
+struct MetaPromptRequest {
+  std::string variants;  // one block per variant: id, score, uses, text
+  std::string outcomes;  // one line per example outcome
+  size_t max_chars = 0;  // most characters of the new guidance
+};
+Result<Prompt> build_meta_prompt(const PromptTemplates& templates, const PromptInputs& inputs,
+                                 const MetaPromptRequest& request);
 
 // The first line of a failed kernel's evaluation that says what went wrong: the first compiler
 // or runtime error line of its log, else its reason; cut to 300 characters. "" when correct.

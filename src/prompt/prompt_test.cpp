@@ -350,6 +350,33 @@ TEST_F(PromptTest, FeedbackPromptAsksForFixesOrBottlenecks) {
   EXPECT_FALSE(has(q->user, "The offending lines")) << q->user;
 }
 
+TEST_F(PromptTest, GuidanceVariantReplacesTheTipsAndMetaPromptShowsVariants) {
+  PromptInputs in = inputs(softmax_);
+  auto shipped = render_guidance(templates_, in);
+  ASSERT_TRUE(shipped.is_ok()) << shipped.message();
+  EXPECT_TRUE(has(*shipped, "## Optimisation tips (OpenCL)")) << *shipped;
+  EXPECT_TRUE(has(build_ok(in).user, *shipped)) << "the shipped guidance is the tips section";
+
+  in.guidance = "## Optimisation tips (OpenCL)\n\n- EVOLVED-TIP: use vload16.";
+  Prompt p = build_ok(in);
+  EXPECT_TRUE(has(p.user, "EVOLVED-TIP")) << p.user;
+  EXPECT_FALSE(has(p.user, "Coalesce: neighbouring work-items")) << p.user;
+  EXPECT_EQ(std::count(p.sections.begin(), p.sections.end(), "tips"), 1);
+
+  MetaPromptRequest request;
+  request.variants = "### Variant 1 (the shipped guidance; score no children yet)";
+  request.outcomes = "- iteration 1, branch 0, variant 1: compile error";
+  request.max_chars = 3000;
+  auto meta = build_meta_prompt(templates_, inputs(softmax_), request);
+  ASSERT_TRUE(meta.is_ok()) << meta.message();
+  EXPECT_EQ(meta->sections, (std::vector<std::string>{"meta_system", "meta_user"}));
+  EXPECT_TRUE(has(meta->system, "optimisation guidance")) << meta->system;
+  EXPECT_TRUE(has(meta->user, request.variants)) << meta->user;
+  EXPECT_TRUE(has(meta->user, request.outcomes)) << meta->user;
+  EXPECT_TRUE(has(meta->user, "at most 3000 characters")) << meta->user;
+  EXPECT_FALSE(has(meta->user, "(none yet)")) << meta->user;
+}
+
 // A kernel of about `bytes` characters in lines of ~110: "// <tag> head", filler, "// <tag> tail".
 std::string big_code(const std::string& tag, size_t bytes) {
   std::string code = "// " + tag + " head\n";

@@ -152,6 +152,19 @@ Result<BrokerAnswer> LlmBroker::feedback(const std::string& kernel_uuid, const s
   return ask(*feedback_client_, feedback_call_key(kernel_uuid), request, kernel_uuid);
 }
 
+std::string meta_prompt_call_key(int trial) {
+  return strprintf("meta_prompt:t%d", trial);
+}
+
+Result<BrokerAnswer> LlmBroker::meta_prompt(int trial, const std::string& system,
+                                            const std::string& user) {
+  std::seed_seq seq{seed_, uint64_t(trial), uint64_t(0x6d657461)};
+  std::mt19937_64 rng(seq);
+  size_t pick = ensemble_.pick(trial, rng);
+  LlmRequest request{system, user, job_name_, trial, 0, "meta_prompt"};
+  return ask(*clients_[pick], meta_prompt_call_key(trial), request, "");
+}
+
 LlmUsage LlmBroker::usage() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return usage_;

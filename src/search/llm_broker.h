@@ -58,6 +58,10 @@ class LlmBroker {
   Result<BrokerAnswer> feedback(const std::string& kernel_uuid, const std::string& system,
                                 const std::string& user);
 
+  // The meta-prompt LLM's new guidance variant after iteration `trial` (purpose "meta_prompt"):
+  // one call to the server the ensemble picks, deterministic per seed and trial.
+  Result<BrokerAnswer> meta_prompt(int trial, const std::string& system, const std::string& user);
+
   LlmUsage usage() const;
 
  private:
@@ -77,8 +81,10 @@ class LlmBroker {
   LlmUsage usage_;
 };
 
-// "generate:t<trial>:b<branch>", "feedback:<uuid>": the llm_calls key of a call.
+// "generate:t<trial>:b<branch>", "feedback:<uuid>", "meta_prompt:t<trial>": the llm_calls key of a
+// call.
 std::string generate_call_key(int trial, int branch);
 std::string feedback_call_key(const std::string& kernel_uuid);
+std::string meta_prompt_call_key(int trial);  // "meta_prompt:t<trial>"
 
 }  // namespace kf

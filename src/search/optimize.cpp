@@ -22,6 +22,7 @@
 #include "search/descriptors.h"
 #include "search/extract.h"
 #include "search/job_owner.h"
+#include "search/meta_prompt.h"
 #include "search/reference_timing_store.h"
 #include "search/sampler.h"
 #include "search/seed_kernel.h"
@@ -59,6 +60,7 @@ struct Settings {
   bool include_reference = true, allow_templated = false;
   ArchiveOptions archive;
   SamplingOptions sampling;
+  MetaPromptOptions meta;
 };
 
 Settings read_settings(const Config& c) {
@@ -90,6 +92,7 @@ Settings read_settings(const Config& c) {
   s.sampling.explore = c.get_double("search.explore", 0.2);
   s.sampling.temperature = c.get_double("search.temperature", 1.0);
   s.sampling.improve_only_correct = s.improve_only_correct;
+  s.meta = read_meta_prompt_options(c);
   return s;
 }
 
@@ -110,6 +113,7 @@ struct BranchPlan {
   std::string uuid;  // the stored record this branch replaces (a resumed, never-answered branch)
   std::optional<Elite> parent, best;
   std::vector<Elite> inspirations;
+  int variant = 0;  // the meta-prompt variant its prompt uses (0: meta-prompting off)
 };
 
 bool suspect(const KernelRecord& k) {
@@ -198,6 +202,12 @@ class Search {
   Status finish_kernel(KernelRecord& k, const EvalResult* eval, const std::string& server,
                        bool reused, double llm_s);
   void absorb(const KernelRecord& k);
+  // Meta-prompt evolution (search/meta_prompt.h): the variants loaded or the shipped guidance
+  // stored as variant 1; after an iteration, a new variant when one is due; the variants'
+  // scores saved to the database and to runs/<job>/<output_subdir>/.
+  Status set_up_meta_prompts();
+  void evolve_meta_prompt(int trial);
+  Status save_meta_prompts();
   Status write_results();
   Status save_best();
   fs::path kernel_dir(int trial, int branch) const {
@@ -237,7 +247,9 @@ class Search {
     std::optional<SpeedupInterval> interval;
   };
   std::optional<BestSoFar> live_best_;
-  std::optional<SeedKernel> seed_;  // resolved before the job record is made
+  std::optional<MetaPrompts> meta_;                        // when prompt.meta_prompting.enabled
+  std::map<std::string, std::optional<double>> speedups_;  // of absorbed kernels, by uuid
+  std::optional<SeedKernel> seed_;                         // resolved before the job record is made
   std::optional<Ensemble> ensemble_;
   std::optional<ServerConfig> feedback_server_;
   JobOwner owner_ = this_process();
@@ -378,6 +390,20 @@ void Search::absorb(const KernelRecord& k) {
     }
   } else {
     archive_.add(e);
+  }
+  speedups_[k.uuid] = k.verdict == kCorrect ? k.speedup : std::nullopt;
+  // A child the model answered counts for the variant its prompt used.
+  if (meta_ && k.trial > 0 && k.prompt_variant && !k.answer.empty()) {
+    VariantOutcome o;
+    o.variant_id = *k.prompt_variant;
+    o.trial = k.trial;
+    o.branch = k.branch;
+    o.verdict = k.verdict;
+    o.speedup = k.speedup;
+    if (auto it = speedups_.find(k.parent_uuid); it != speedups_.end())
+      o.parent_speedup = it->second;
+    o.reason = k.reason;
+    meta_->record(o);
   }
   ++summary_.evaluated;
   if (k.verdict == kCorrect) ++summary_.correct;
@@ -558,6 +584,101 @@ Status Search::seed_iteration() {
   return Status::ok();
 }
 
+Status Search::set_up_meta_prompts() {
+  if (!s_.meta.enabled) return Status::ok();
+  // The files stay inside the job's run folder.
+  fs::path subdir(s_.meta.output_subdir);
+  bool climbs = false;
+  for (const fs::path& part : subdir) climbs = climbs || part == "..";
+  if (subdir.empty() || subdir.is_absolute() || climbs)
+    return Status::error(
+        "prompt.meta_prompting.output_subdir must be a folder name inside "
+        "runs/<job_name>/, got '" +
+        s_.meta.output_subdir + "'; use e.g. prompt_evolution");
+  meta_.emplace(s_.meta);
+  auto stored = job_.store->prompt_variants(job_.job_name);
+  if (!stored) return stored.status();
+  for (PromptVariantRecord& v : *stored) meta_->add(std::move(v));
+  if (meta_->find(1) == nullptr) {
+    auto shipped = render_guidance(*templates_, prompt_inputs());
+    if (!shipped) return shipped.status();
+    PromptVariantRecord first;
+    first.job_name = job_.job_name;
+    first.variant_id = 1;
+    first.text = *shipped;
+    meta_->add(first);
+  }
+  out_ << strprintf("meta-prompting: %zu guidance variant(s)%s; a new one every %d iteration(s)\n",
+                    meta_->variants().size(), stored->empty() ? "" : " (stored)",
+                    s_.meta.evolution_interval);
+  return save_meta_prompts();
+}
+
+void Search::evolve_meta_prompt(int trial) {
+  // A resumed job already wrote this iteration's variant: it is loaded, not asked for again.
+  for (const PromptVariantRecord& v : meta_->variants())
+    if (v.created_trial == trial && v.variant_id != 1) return;
+  MetaPromptRequest request;
+  request.variants = meta_->variants_text();
+  request.outcomes = meta_->outcomes_text();
+  request.max_chars = s_.meta.max_chars;
+  PromptInputs inputs = prompt_inputs();
+  inputs.trial = trial;
+  inputs.max_iters = s_.max_iters;
+  auto prompt = build_meta_prompt(*templates_, inputs, request);
+  Result<BrokerAnswer> answer = prompt ? broker_->meta_prompt(trial, prompt->system, prompt->user)
+                                       : Result<BrokerAnswer>::error(prompt.message());
+  std::string text = answer ? extract_guidance(answer->answer.text, s_.meta.max_chars) : "";
+  if (!answer || text.empty()) {
+    out_ << strprintf(
+        "[iter %d/%d] meta-prompting: no new guidance variant (%s); the variants "
+        "stay as they are\n",
+        trial, s_.max_iters, answer ? "the answer held no text" : answer.message().c_str());
+    return;
+  }
+  PromptVariantRecord v;
+  v.job_name = job_.job_name;
+  v.variant_id = meta_->next_id();
+  v.parent_id = meta_->best_id();
+  v.text = text;
+  v.created_trial = trial;
+  meta_->add(v);
+  std::vector<int> dropped = meta_->prune(v.variant_id);
+  std::vector<std::string> dropped_text;
+  for (int id : dropped) dropped_text.push_back(std::to_string(id));
+  out_ << strprintf(
+      "[iter %d/%d] meta-prompting: new guidance variant %d (from variant %d, %zu "
+      "characters)%s\n",
+      trial, s_.max_iters, v.variant_id, v.parent_id.value_or(0), text.size(),
+      dropped.empty()
+          ? ""
+          : ("; dropped variant(s) " + join(dropped_text, ", ") + " (max_prompts)").c_str());
+}
+
+Status Search::save_meta_prompts() {
+  fs::path dir = job_.run_dir / s_.meta.output_subdir;
+  KF_RETURN_IF_ERROR(make_dirs(dir));
+  nlohmann::json index = {{"format", "kernelfoundry-prompt-evolution"},
+                          {"version", 1},
+                          {"job_name", job_.job_name},
+                          {"mode", "holistic"},
+                          {"variants", nlohmann::json::array()}};
+  for (const PromptVariantRecord& v : meta_->variants()) {
+    KF_RETURN_IF_ERROR(job_.store->put_prompt_variant(v));
+    std::string file = strprintf("variant_%d.md", v.variant_id);
+    KF_RETURN_IF_ERROR(write_file(dir / file, redact_secrets(trim(v.text) + "\n")));
+    index["variants"].push_back(
+        {{"id", v.variant_id},
+         {"parent_id", v.parent_id ? nlohmann::json(*v.parent_id) : nlohmann::json()},
+         {"created_trial", v.created_trial},
+         {"score", v.score ? nlohmann::json(*v.score) : nlohmann::json()},
+         {"uses", v.uses},
+         {"dropped", v.dropped},
+         {"file", file}});
+  }
+  return write_file(dir / "index.json", index.dump(2) + "\n");
+}
+
 BranchPlan Search::plan_branch(int trial, int branch) {
   BranchPlan plan;
   plan.trial = trial;
@@ -579,6 +700,13 @@ BranchPlan Search::plan_branch(int trial, int branch) {
   for (const Elite* e : sample_inspirations(archive_, parent, s_.num_inspirations, rng)) {
     if (plan.best && e->uuid == plan.best->uuid) continue;
     plan.inspirations.push_back(*e);
+  }
+  if (meta_) {
+    // A generator of its own: the variant is the same on resume, and turning meta-prompting on
+    // leaves the parents and inspirations of a seed as they were.
+    std::seed_seq meta_seq{s_.seed, uint64_t(trial), uint64_t(branch), uint64_t(0x6d657461)};
+    std::mt19937_64 meta_rng(meta_seq);
+    plan.variant = meta_->sample(meta_rng, trial);
   }
   return plan;
 }
@@ -688,6 +816,12 @@ KernelRecord Search::run_branch(const BranchPlan& plan) {
   for (const Elite& e : plan.inspirations)
     if (auto p = lookup(e)) inputs.inspirations.push_back(std::move(*p));
   inputs.attempts = attempts_for(plan);
+  if (meta_ && plan.variant > 0) {
+    if (const PromptVariantRecord* v = meta_->find(plan.variant)) {
+      inputs.guidance = v->text;
+      k.prompt_variant = plan.variant;
+    }
+  }
 
   auto prompt = build_prompt(*templates_, inputs);
   if (!prompt) {
@@ -900,6 +1034,7 @@ Result<SearchSummary> Search::run() {
                {{"build", {reference_begin, reference_begin + reference->build_s}},
                 {"test", {reference_end - reference->test_s, reference_end}}}}};
 
+  if (Status s = set_up_meta_prompts(); !s) return fail(s.message());
   if (Status s = seed_iteration(); !s)
     return env_stop_ ? environment_stop(s.message()) : fail(s.message());
   summary_.stop_reason = "max_iters";
@@ -966,6 +1101,10 @@ Result<SearchSummary> Search::run() {
     if (!complete) break;  // interrupted: the missing branches run when the job is resumed
     summary_.iterations = trial;
     if (archive_.should_migrate(trial)) archive_.migrate();
+    if (meta_) {
+      if (trial < s_.max_iters && meta_->due(trial)) evolve_meta_prompt(trial);
+      if (Status s = save_meta_prompts(); !s) return fail(s.message());
+    }
     if (auto totals = job_.store->llm_totals(job_.job_name); totals) {
       record_.prompt_tokens = totals->prompt_tokens;
       record_.completion_tokens = totals->completion_tokens;

@@ -51,6 +51,7 @@ constexpr const char* kKernelColumns[] = {
     "speedup_hi",
     "speedup_confidence",
     "speedup_batches",
+    "prompt_variant",
 };
 constexpr int kKernelColumnCount = sizeof(kKernelColumns) / sizeof(kKernelColumns[0]);
 constexpr int kVerdictCorrect = 5;
@@ -120,6 +121,8 @@ KernelRecord read_kernel(const Statement& s) {
     interval.batches = static_cast<int>(*batches);
     k.speedup_interval = interval;
   }
+  if (std::optional<double> variant = s.optional_real(35))
+    k.prompt_variant = static_cast<int>(*variant);
   return k;
 }
 
@@ -214,7 +217,9 @@ Status Store::put_kernel(const KernelRecord& k) {
       .bind_optional(33,
                      finite_or_null(interval ? std::optional<double>(interval->hi) : std::nullopt))
       .bind_optional(34, interval ? std::optional<double>(interval->confidence) : std::nullopt)
-      .bind_optional(35, interval ? std::optional<double>(interval->batches) : std::nullopt);
+      .bind_optional(35, interval ? std::optional<double>(interval->batches) : std::nullopt)
+      .bind_optional(36,
+                     k.prompt_variant ? std::optional<double>(*k.prompt_variant) : std::nullopt);
   Status saved = s->run("cannot save kernel " + k.uuid);
   if (!saved && sqlite3_extended_errcode(db_) == SQLITE_CONSTRAINT_FOREIGNKEY)
     return Status::error(saved.message() + " (job '" + k.job_name +

@@ -157,12 +157,32 @@ CREATE TABLE reference_timings (
 CREATE INDEX reference_timings_by_task ON reference_timings(task_hash);
 )sql";
 
+// Version 7: meta-prompt evolution (issue 10). The guidance variants of a job (the shipped one is
+// variant 1; the others an LLM wrote from earlier outcomes), with their lineage and their score
+// when last computed; and per kernel, the variant its prompt used (NULL: meta-prompting was off).
+constexpr const char* kSchemaV7 = R"sql(
+CREATE TABLE prompt_variants (
+  job_name      TEXT NOT NULL REFERENCES jobs(job_name) ON DELETE CASCADE,
+  variant_id    INTEGER NOT NULL,
+  parent_id     INTEGER,
+  text          TEXT NOT NULL,
+  created_trial INTEGER NOT NULL DEFAULT 0,
+  score         REAL,
+  uses          INTEGER NOT NULL DEFAULT 0,
+  dropped       INTEGER NOT NULL DEFAULT 0,
+  created_at    TEXT NOT NULL,
+  PRIMARY KEY (job_name, variant_id)
+);
+
+ALTER TABLE kernels ADD COLUMN prompt_variant INTEGER;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& schema_migrations() {
   static const std::vector<Migration> kMigrations = {
-      {1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3},
-      {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6},
+      {1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4},
+      {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7},
   };
   return kMigrations;
 }

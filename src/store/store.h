@@ -64,6 +64,9 @@ struct KernelRecord {
   std::string feedback{};       // the feedback LLM's summary of eval_log ("" = none yet)
   int island = 0;               // the archive island the kernel belongs to
   std::string finish_reason{};  // of the LLM answer: "stop", "length", ...
+  // The meta-prompt variant (prompt_variants.variant_id) its prompt used; none when
+  // meta-prompting was off (schema 7).
+  std::optional<int> prompt_variant{};
 };
 
 // One paid LLM answer of a job. call_key is "generate:t<trial>:b<branch>" for a branch's answer
@@ -93,6 +96,20 @@ struct ReferenceTimingRecord {
   std::string key_json{}, timings_json{};
   std::string job_name{};  // the job that timed it ("" = none); kept when the job is deleted
   std::string created_at{};
+};
+
+// One guidance variant of a job's meta-prompt evolution (search/meta_prompt.h; schema 7).
+// Variant 1 is the shipped guidance; parent_id is the best variant when it was written.
+struct PromptVariantRecord {
+  std::string job_name{};
+  int variant_id = 0;
+  std::optional<int> parent_id{};
+  std::string text{};
+  int created_trial = 0;          // the iteration after which it was written (0: shipped)
+  std::optional<double> score{};  // mean improvement of its children; none before any
+  int uses = 0;                   // children prompted with it
+  bool dropped = false;           // pruned (max_prompts): kept for lineage, no longer sampled
+  std::string created_at{};       // filled with the current time when empty
 };
 
 enum class KernelOrder {
@@ -165,6 +182,11 @@ class Store {
     double cost = 0;
   };
   Result<LlmTotals> llm_totals(const std::string& job_name);
+
+  // Inserts, or replaces the row with the same (job_name, variant_id).
+  Status put_prompt_variant(const PromptVariantRecord& variant);
+  // A job's variants, by variant_id.
+  Result<std::vector<PromptVariantRecord>> prompt_variants(const std::string& job_name);
 
   // Inserts, or replaces the row with the same timing_key.
   Status put_reference_timing(const ReferenceTimingRecord& timing);

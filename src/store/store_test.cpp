@@ -692,6 +692,65 @@ TEST_F(StoreTest, SchemaFiveDatabaseGainsAnEmptyReferenceTimingsTable) {
             "reference_timings_by_task");
 }
 
+TEST_F(StoreTest, SchemaSixDatabaseGainsPromptVariantsKeptPerJob) {
+  // A file as schema 6 left it migrates: its kernels read with no prompt variant, and the job
+  // takes variants, replaced by id, deleted with the job.
+  ASSERT_TRUE(make_dirs(db_path_.parent_path()).is_ok());
+  std::string sql;
+  for (const Migration& m : schema_migrations())
+    if (m.version <= 6) sql += m.sql;
+  raw_sql(sql +
+          "INSERT INTO meta (key, value) VALUES ('schema_version', '6');"
+          "INSERT INTO jobs (job_name, created_at, updated_at) VALUES ('old', 't', 't');"
+          "INSERT INTO kernels (uuid, job_name, verdict, speedup, created_at) "
+          "VALUES ('k1', 'old', 5, 1.4, 't');");
+  auto store = open_store();
+  ASSERT_TRUE(store);
+  EXPECT_GE(latest_schema_version(), 7);
+  auto old = store->kernel("k1");
+  ASSERT_TRUE(old.is_ok() && old->has_value()) << old.message();
+  EXPECT_FALSE((*old)->prompt_variant.has_value());
+
+  ASSERT_TRUE(store->put_job(job_named("meta")).is_ok());
+  KernelRecord k = kernel("meta", 5, 1.1);
+  k.prompt_variant = 2;
+  ASSERT_TRUE(store->put_kernel(k).is_ok());
+  EXPECT_EQ((*store->kernel(k.uuid))->prompt_variant, 2);
+
+  PromptVariantRecord shipped;
+  shipped.job_name = "meta";
+  shipped.variant_id = 1;
+  shipped.text = "## Tips";
+  PromptVariantRecord second = shipped;
+  second.variant_id = 2;
+  second.parent_id = 1;
+  second.text = "## Better tips";
+  second.created_trial = 2;
+  ASSERT_TRUE(store->put_prompt_variant(second).is_ok());
+  ASSERT_TRUE(store->put_prompt_variant(shipped).is_ok());
+  second.score = -0.25;
+  second.uses = 4;
+  second.dropped = true;
+  ASSERT_TRUE(store->put_prompt_variant(second).is_ok());
+  auto variants = store->prompt_variants("meta");
+  ASSERT_TRUE(variants.is_ok()) << variants.message();
+  ASSERT_EQ(variants->size(), 2u);
+  EXPECT_EQ((*variants)[0].variant_id, 1);
+  EXPECT_FALSE((*variants)[0].parent_id.has_value());
+  EXPECT_FALSE((*variants)[0].score.has_value());
+  EXPECT_EQ((*variants)[1].parent_id, 1);
+  EXPECT_EQ((*variants)[1].text, "## Better tips");
+  EXPECT_EQ((*variants)[1].created_trial, 2);
+  EXPECT_DOUBLE_EQ(*(*variants)[1].score, -0.25);
+  EXPECT_EQ((*variants)[1].uses, 4);
+  EXPECT_TRUE((*variants)[1].dropped);
+  EXPECT_FALSE((*variants)[1].created_at.empty());
+  EXPECT_TRUE(store->prompt_variants("old")->empty());
+
+  ASSERT_TRUE(store->delete_job("meta").is_ok());
+  EXPECT_TRUE(store->prompt_variants("meta")->empty());
+}
+
 TEST_F(StoreTest, LlmCallsRoundTripPerJobAndKey) {
   auto store = open_store();
   ASSERT_TRUE(store);

@@ -1,6 +1,7 @@
 // End to end: the optimisation job on the OCL example (PoCL) against the scripted LLM server on
 // loopback — an evolutionary job that meets every fault, start_from_best in a second job, and a
-// job killed mid-iteration then resumed without paying for any answer twice.
+// job killed mid-iteration then resumed without paying for any answer twice; meta-prompt
+// evolution (variants written at the interval, sampled, stored, kept on resume).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -397,6 +398,139 @@ TEST(SearchOcl, KilledJobResumesWithoutPayingTwice) {
   for (const auto& [tb, n] : calls)
     EXPECT_EQ(n, 1) << "iteration " << tb.first << " branch " << tb.second << " was paid twice";
   EXPECT_EQ(before.size(), 4u) << "iterations 1 and 2 were asked before the kill";
+}
+
+// Answered meta_prompt calls per trial, from the server's log.
+std::map<int, int> meta_prompt_calls(const LlmTestServer& server, const std::string& job) {
+  std::map<int, int> calls;
+  for (const auto& line : server.log_lines()) {
+    std::string call = line.value("call", "");
+    if (call.find("job=" + job + ";") == std::string::npos) continue;
+    if (call.find("purpose=meta_prompt") == std::string::npos) continue;
+    if (line.value("status", 0) == 200) ++calls[trial_branch(call).first];
+  }
+  return calls;
+}
+
+TEST(SearchOcl, MetaPromptingWritesSamplesStoresAndKeepsGuidanceVariants) {
+  Scratch scratch;
+  const std::string v2 = "META-GUIDANCE-V2: read each row with vload16.";
+  const std::string v3 = "META-GUIDANCE-V3: keep the row maximum in a register.";
+  auto guidance = [](const std::string& words) {
+    return "Here is the new guidance.\n\n```markdown\n## Optimisation tips (OpenCL)\n\n- " + words +
+           "\n```\n";
+  };
+  nlohmann::json generate_v2 = {{"purpose", "generate"},
+                                {"prompt_contains", v2},
+                                {"content", answer_with("correct.cl", "Following the tips.")}};
+  nlohmann::json generate_v3 = {{"purpose", "generate"},
+                                {"prompt_contains", v3},
+                                {"content", answer_with("correct.cl", "Following the tips.")}};
+  // Iteration 1 (the shipped guidance) fails to compile; the meta-prompt call after it sees the
+  // shipped variant and its failed children and writes V2; the one after iteration 2 sees V2.
+  nlohmann::json script = {
+      {"responses",
+       {{{"purpose", "meta_prompt"},
+         {"trial", "1"},
+         {"prompt_contains", {"Variant 1 (the shipped guidance", "compile"}},
+         {"content", guidance(v2)}},
+        {{"purpose", "meta_prompt"},
+         {"trial", "2"},
+         {"prompt_contains", {"Variant 2 (written after iteration 1 from variant 1", v2}},
+         {"content", guidance(v3)}},
+        generate_v2,
+        generate_v2,
+        generate_v2,
+        generate_v2,
+        generate_v3,
+        generate_v3}},
+      {"default", {{"content", answer_with("compile_error.cl", "Store the maximum directly.")}}}};
+  auto server = LlmTestServer::start(script, scratch.dir() / "server");
+  ASSERT_TRUE(server.is_ok()) << server.message();
+  // Greedy and without exploration: after iteration 1 the shipped variant scores -1 (two failed
+  // children) and V2, without children, 0, so both branches of iteration 2 take V2.
+  std::vector<std::string> args = {"run",
+                                   "task=" + example("softmax_ocl").string(),
+                                   "job_name=e2e_meta",
+                                   "max_iters=2",
+                                   "branches_per_iteration=2",
+                                   "prompt=meta_prompting",
+                                   "prompt.meta_prompting.evolution_interval=1",
+                                   "prompt.meta_prompting.min_samples_for_evolution=2",
+                                   "prompt.meta_prompting.exploration_rate=0",
+                                   "prompt.meta_prompting.selection_temperature=0",
+                                   servers_arg(**server, 1)};
+  args.insert(args.end(), kBase.begin(), kBase.end());
+  JobOutcome job = scratch.run_job("e2e_meta", args, 300);
+  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output << (*server)->stderr_text();
+  ASSERT_EQ(job.kernels.size(), 5u) << job.cli.output;
+  EXPECT_NE(job.cli.output.find("meta-prompting: new guidance variant 2 (from variant 1"),
+            std::string::npos)
+      << job.cli.output;
+  for (const KernelRecord& k : job.kernels) {
+    if (k.trial == 0) {
+      EXPECT_FALSE(k.prompt_variant.has_value());
+    } else if (k.trial == 1) {
+      EXPECT_EQ(k.prompt_variant, 1);
+      EXPECT_EQ(k.verdict, 1) << k.reason;
+      EXPECT_NE(k.prompt.find("## Optimisation tips (OpenCL)"), std::string::npos);
+      EXPECT_EQ(k.prompt.find("META-GUIDANCE"), std::string::npos);
+    } else {
+      EXPECT_EQ(k.prompt_variant, 2);
+      EXPECT_EQ(k.verdict, 5) << k.reason;
+      EXPECT_NE(k.prompt.find(v2), std::string::npos) << k.prompt;
+      // The variant replaces the shipped tips; the rest of the prompt stays.
+      EXPECT_EQ(k.prompt.find("Coalesce: neighbouring work-items"), std::string::npos);
+      EXPECT_NE(k.prompt.find("## Response format"), std::string::npos);
+    }
+  }
+  // No variant after the last iteration: nobody would use it.
+  EXPECT_EQ(meta_prompt_calls(**server, "e2e_meta"), (std::map<int, int>{{1, 1}}));
+  std::filesystem::path evolution = job.run_dir / "prompt_evolution";
+  EXPECT_NE(file_text(evolution / "variant_1.md").find("## Optimisation tips (OpenCL)"),
+            std::string::npos);
+  EXPECT_NE(file_text(evolution / "variant_2.md").find(v2), std::string::npos);
+  auto index = nlohmann::json::parse(file_text(evolution / "index.json"), nullptr, false);
+  ASSERT_TRUE(index.is_object()) << file_text(evolution / "index.json");
+  ASSERT_EQ(index["variants"].size(), 2u);
+  EXPECT_EQ(index["variants"][0]["uses"], 2);
+  EXPECT_DOUBLE_EQ(index["variants"][0]["score"].get<double>(), -1.0);
+  EXPECT_EQ(index["variants"][1]["parent_id"], 1);
+  EXPECT_EQ(index["variants"][1]["uses"], 2);
+
+  // Extend the job by one iteration: the stored variants are loaded (iteration 1's is not asked
+  // for again), one new variant follows iteration 2, and iteration 3 samples among them.
+  std::vector<std::string> more = args;
+  more.push_back("resume=true");
+  more.push_back("max_iters=3");
+  JobOutcome resumed = scratch.run_job("e2e_meta", more, 300);
+  ASSERT_EQ(resumed.cli.exit_code, 0) << resumed.cli.output << (*server)->stderr_text();
+  EXPECT_NE(resumed.cli.output.find("meta-prompting: 2 guidance variant(s) (stored)"),
+            std::string::npos)
+      << resumed.cli.output;
+  ASSERT_EQ(resumed.kernels.size(), 7u) << resumed.cli.output;
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(resumed.kernels[i].uuid, job.kernels[i].uuid);
+    EXPECT_EQ(resumed.kernels[i].prompt_variant, job.kernels[i].prompt_variant);
+  }
+  for (size_t i = 5; i < 7; ++i) {
+    const KernelRecord& k = resumed.kernels[i];
+    ASSERT_TRUE(k.prompt_variant.has_value());
+    EXPECT_TRUE(*k.prompt_variant == 2 || *k.prompt_variant == 3) << *k.prompt_variant;
+    EXPECT_NE(k.prompt.find(*k.prompt_variant == 2 ? v2 : v3), std::string::npos) << k.prompt;
+  }
+  EXPECT_EQ(meta_prompt_calls(**server, "e2e_meta"), (std::map<int, int>{{1, 1}, {2, 1}}));
+  auto store = Store::open(scratch.db());
+  ASSERT_TRUE(store.is_ok()) << store.message();
+  auto variants = (*store)->prompt_variants("e2e_meta");
+  ASSERT_TRUE(variants.is_ok()) << variants.message();
+  ASSERT_EQ(variants->size(), 3u);
+  EXPECT_NE((*variants)[1].text.find(v2), std::string::npos);
+  EXPECT_EQ((*variants)[1].created_trial, 1);
+  EXPECT_EQ((*variants)[2].created_trial, 2);
+  EXPECT_NE((*variants)[2].text.find(v3), std::string::npos);
+  EXPECT_TRUE((*variants)[2].parent_id.has_value());
+  EXPECT_NE(file_text(evolution / "variant_3.md").find(v3), std::string::npos);
 }
 
 }  // namespace
