@@ -16,6 +16,12 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 // The median of the positive, finite values of `samples`; nullopt when there is none.
 std::optional<double> clean_median(const std::vector<double>& samples) {
   std::vector<double> v;
@@ -23,15 +29,7 @@ std::optional<double> clean_median(const std::vector<double>& samples) {
   for (double s : samples)
     if (std::isfinite(s) && s > 0) v.push_back(s);
   if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return median_of(std::move(v));
 }
 
 // ln(median(reference) / median(candidate)) of each usable pair that is not a probe, without

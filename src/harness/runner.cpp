@@ -513,7 +513,7 @@ void Runner::correctness() {
   for (const Shape& s : options_.no_benchmark_shapes ? suite_.correctness : checked_shapes(suite_))
     if (!judged_after_timing || !is_benchmark_shape(s)) shapes.push_back(s);
   for (const Shape& h : hidden_) {
-    bool listed = false;
+    bool listed = judged_after_timing && is_benchmark_shape(h);
     for (const Shape& s : shapes) listed = listed || s.id() == h.id();
     if (!listed) shapes.push_back(h);
   }
@@ -659,10 +659,8 @@ bool Runner::dump_case(const Shape& shape, int seed, double* bytes) {
   std::string hidden = is_hidden(shape) ? " (a hidden shape near the listed ones: the kernel must "
                                           "handle any size, not only the listed ones)"
                                         : "";
-  // A benchmark shape gets one call here: the checker compares a picked timed call and a call on
-  // fresh inputs after timing, later calls that catch a kernel right only on its first one.
-  int calls = is_benchmark_shape(shape) ? 1 : 2;
-  for (int call_no = 1; call_no <= calls; ++call_no) {
+  // Benchmark shapes never come here: the judge checks them after timing (correctness()).
+  for (int call_no = 1; call_no <= 2; ++call_no) {
     int variant = call_no - 1;
     std::string where = "correctness failed on shape " + shape.id() + hidden + " seed " +
                         std::to_string(seed) + " call " + std::to_string(call_no);
@@ -674,9 +672,7 @@ bool Runner::dump_case(const Shape& shape, int seed, double* bytes) {
     }
     {
       StepTimer timer(&times_.checks);
-      // The inputs' checksums after call 2 of a listed shape; a benchmark shape's one call is
-      // not followed by a download of its large inputs here: its timing loop ends with the same
-      // check on inputs of the same size.
+      // The inputs' checksums after call 2, and after call 1 too where the inputs are small.
       if (out.ok)
         check_integrity(cs, kTestSet, &out, call_no == 2 || input_bytes <= kEagerInputCheckBytes);
     }
@@ -685,7 +681,6 @@ bool Runner::dump_case(const Shape& shape, int seed, double* bytes) {
       return false;
     }
     StepTimer timer(&times_.dump);
-    if (calls == 1) return dump_outputs(cs, kTestSet, "case", call_no, variant, {});
     if (call_no == 1) {
       // Call 1 goes to the checker; call 2 on the same inputs must give what call 1 gave (both
       // are this process's own outputs, so comparing them here decides nothing about values).

@@ -20,10 +20,6 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
   return a;
 }
 
-#define EXPECT_CONTAINS(haystack, needle)                                                       \
-  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing: " << (needle) << "\nin:\n" \
-                                                        << (haystack)
-
 }  // namespace
 
 TEST(CliErrors, RunWithoutTaskSaysHowToGiveOne) {

@@ -12,6 +12,11 @@
 #include "proc/process.h"
 #include "store/store.h"
 
+// EXPECT_CONTAINS(text, part): `part` occurs in `text`; on failure both are printed.
+#define EXPECT_CONTAINS(haystack, needle)                                                       \
+  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing: " << (needle) << "\nin:\n" \
+                                                        << (haystack)
+
 namespace kf::e2e {
 
 struct CliRun {

@@ -9,10 +9,6 @@
 namespace kf::e2e {
 namespace {
 
-#define EXPECT_CONTAINS(haystack, needle)                                                       \
-  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing: " << (needle) << "\nin:\n" \
-                                                        << (haystack)
-
 constexpr char kTask[] = "reduction_cpp";
 
 }  // namespace

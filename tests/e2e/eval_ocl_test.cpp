@@ -11,10 +11,6 @@
 namespace kf::e2e {
 namespace {
 
-#define EXPECT_CONTAINS(haystack, needle)                                                       \
-  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing: " << (needle) << "\nin:\n" \
-                                                        << (haystack)
-
 constexpr char kTask[] = "softmax_ocl";
 
 bool has_flag(const KernelRecord& k, const std::string& flag) {

@@ -20,9 +20,6 @@
 namespace kf::e2e {
 namespace {
 
-#define EXPECT_CONTAINS(haystack, needle)                                                       \
-  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing: " << (needle) << "\nin:\n" \
-                                                        << (haystack)
 #define EXPECT_LACKS(haystack, needle)                                                             \
   EXPECT_EQ((haystack).find(needle), std::string::npos) << "unexpected: " << (needle) << "\nin:\n" \
                                                         << (haystack)

@@ -15,10 +15,6 @@
 namespace kf::e2e {
 namespace {
 
-#define EXPECT_CONTAINS(haystack, needle)                                                       \
-  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing: " << (needle) << "\nin:\n" \
-                                                        << (haystack)
-
 // Busy child processes (one core each) for as long as the object lives.
 class Hogs {
  public:

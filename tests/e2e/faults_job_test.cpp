@@ -21,6 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// As cli_helpers.h's, with the text shown cut to 4000 characters (these outputs are long).
+#undef EXPECT_CONTAINS
 #define EXPECT_CONTAINS(haystack, needle)                                                       \
   EXPECT_NE((haystack).find(needle), std::string::npos) << "missing: " << (needle) << "\nin:\n" \
                                                         << (haystack).substr(0, 4000)

@@ -14,10 +14,6 @@
 namespace kf::e2e {
 namespace {
 
-#define EXPECT_CONTAINS(haystack, needle)                                                       \
-  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing: " << (needle) << "\nin:\n" \
-                                                        << (haystack)
-
 constexpr char kTask[] = "reduction_cpp";
 // Text that must never leave the secret file.
 constexpr char kSecretMarker[] = "TOPSECRET_7f3a9c";

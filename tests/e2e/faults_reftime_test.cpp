@@ -11,10 +11,6 @@
 namespace kf::e2e {
 namespace {
 
-#define EXPECT_CONTAINS(haystack, needle)                                                       \
-  EXPECT_NE((haystack).find(needle), std::string::npos) << "missing: " << (needle) << "\nin:\n" \
-                                                        << (haystack)
-
 constexpr char kTask[] = "reduction_cpp";
 
 // The shared CPU machine's timing moves by 2x between runs under ctest -j: a re-check within

@@ -12,9 +12,6 @@
 namespace kf::e2e {
 namespace {
 
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE((text).find(part), std::string::npos) << "missing: " << (part) << "\nin:\n" << (text)
-
 size_t count_of(const std::string& text, const std::string& part) {
   size_t n = 0;
   for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;

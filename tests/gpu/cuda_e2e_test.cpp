@@ -8,9 +8,6 @@
 namespace kf::e2e {
 namespace {
 
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE((text).find(part), std::string::npos) << "missing: " << (part) << "\nin:\n" << (text)
-
 std::filesystem::path candidate_path(const std::string& task, const std::string& file) {
   return source_dir() / "tests" / "gpu" / "candidates" / task / file;
 }

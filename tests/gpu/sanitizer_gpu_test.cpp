@@ -13,9 +13,6 @@
 namespace kf::e2e {
 namespace {
 
-#define EXPECT_CONTAINS(text, part) \
-  EXPECT_NE((text).find(part), std::string::npos) << "missing: " << (part) << "\nin:\n" << (text)
-
 bool have_compute_sanitizer() {
   const char* path = std::getenv("PATH");
   std::vector<std::string> dirs = split(path != nullptr ? path : "", ':');
