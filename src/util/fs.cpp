@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -63,8 +64,11 @@ Status write_file(const fs::path& path, std::string_view content) {
       return Status::error("cannot create directory " + path.parent_path().string() + " for " +
                            path.filename().string() + ": " + io_error_text(ec.value()));
   }
+  // The temporary name is unique per write, not only per process: two threads writing the same
+  // file (two branches building the same object) must not rename each other's file away.
+  static std::atomic<unsigned long> writes{0};
   fs::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid());
+  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(writes.fetch_add(1));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) return failed(errno);
   // A short write, and on some file systems (NFS) the close, is where a full disk shows.

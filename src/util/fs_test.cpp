@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "util/hash.h"
 
@@ -18,6 +21,33 @@ TEST(Fs, WriteThenReadRoundTrips) {
   ASSERT_TRUE(text.is_ok());
   EXPECT_EQ(*text, "hello\n");
   EXPECT_FALSE(read_file(*dir / "missing").is_ok());
+  fs::remove_all(*dir);
+}
+
+// Threads of one process writing the same file at once (two branches publishing the same cached
+// object): every write succeeds and the file ends whole, as one of them wrote it.
+TEST(Fs, ConcurrentWritesOfOneFileAllSucceed) {
+  auto dir = make_temp_dir(fs::temp_directory_path(), "kf_fs_test_");
+  ASSERT_TRUE(dir.is_ok()) << dir.message();
+  const fs::path f = *dir / "same.txt";
+  constexpr int kThreads = 8, kWrites = 200;
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string text(4096, static_cast<char>('a' + t));
+      for (int i = 0; i < kWrites && failures[t].empty(); ++i) {
+        if (Status s = write_file(f, text); !s) failures[t] = s.message();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
+  auto text = read_file(f);
+  ASSERT_TRUE(text.is_ok());
+  ASSERT_EQ(text->size(), 4096u);
+  EXPECT_EQ(text->find_first_not_of(text->front()), std::string::npos);
+  EXPECT_EQ(std::distance(fs::directory_iterator(*dir), fs::directory_iterator()), 1);
   fs::remove_all(*dir);
 }
 
