@@ -1,4 +1,5 @@
 // Backend selection and the host-side cache flush shared by the host and OpenCL backends.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,6 +48,25 @@ void Device::copy_strided(void* dst, const void* src, std::size_t offset, std::s
   std::vector<unsigned char> host(elem_bytes * count);
   download_strided(const_cast<void*>(src), offset, pitch, host.data(), elem_bytes, count);
   upload_strided(dst, offset, pitch, host.data(), elem_bytes, count);
+}
+
+void* map_host_aligned(std::size_t length) {
+  constexpr std::size_t kHuge = std::size_t(2) << 20;
+  if (length < kHuge) {
+    void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? nullptr : p;
+  }
+  std::size_t padded = length + kHuge;
+  void* raw = mmap(nullptr, padded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  auto start = reinterpret_cast<std::uintptr_t>(raw);
+  std::uintptr_t aligned = (start + kHuge - 1) & ~std::uintptr_t(kHuge - 1);
+  if (aligned > start) munmap(raw, aligned - start);
+  std::size_t tail = start + padded - (aligned + length);
+  if (tail > 0) munmap(reinterpret_cast<void*>(aligned + length), tail);
+  void* p = reinterpret_cast<void*>(aligned);
+  madvise(p, length, MADV_HUGEPAGE);  // advice only: ignored where THP is off
+  return p;
 }
 
 std::size_t host_flush_bytes() {

@@ -93,6 +93,10 @@ std::size_t private_flush_bytes();
 // Writes `buffer` (resized to `bytes` when empty) end to end with a value that changes every
 // call (so it cannot be elided).
 void flush_host_caches(std::vector<unsigned char>& buffer, std::size_t bytes = host_flush_bytes());
+// Anonymous, zeroed memory of `length` bytes (munmap to free): from 2 MiB up it starts on a 2 MiB
+// boundary with transparent-huge-page advice, so equal buffers get the same cache-set layout in
+// every process (the candidate's and the judge's). nullptr (errno set) when the mapping fails.
+void* map_host_aligned(std::size_t length);
 // Writes back and evicts every cache line of [data, data + bytes) from every level and every
 // core (clflushopt on x86-64); false where the machine has no such instruction, and then the
 // caller flushes by overwriting.
