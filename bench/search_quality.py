@@ -290,7 +290,7 @@ def score(results, run_dir, budget, target):
             "chosen_interval": best.get("speedup_interval"), "verdicts": verdicts}
 
 
-def summarise(rows, budget):
+def summarise(rows):
     out = {}
     for strategy in STRATEGIES:
         rs = [r for r in rows if r["strategy"] == strategy]
@@ -408,7 +408,7 @@ def main():
                   f"{wall:.0f} s", flush=True)
             if not args.keep:
                 shutil.rmtree(scratch, ignore_errors=True)
-    summary = summarise(rows, args.budget)
+    summary = summarise(rows)
     for strategy, s in summary.items():
         print(f"{strategy:16s} calls to 95%: median {s['calls_to_95_median']}, mean "
               f"{s['calls_to_95_mean']:.1f} (reached in {s['reached_95']} of {s['runs']}); "

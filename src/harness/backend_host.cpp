@@ -168,12 +168,6 @@ class HostDevice : public Device {
     bool page_guarded = false;  // no guard pattern between the data and the guard page
   };
 
-  // Anonymous pages starting on a 2 MiB boundary; from 2 MiB up, backed by transparent huge
-  // pages where the kernel offers them (madvise mode). Every process then lays out a buffer of
-  // a given size the same way down to its physical address bits 0-20, which pick the cache sets:
-  // the candidate's child and the judge timing the reference see the same cache conflicts
-  // rather than two random page placements (on the 2-core VM, a steady 8% between two runs of
-  // one code under a CPU hog). nullptr with errno set on failure.
   // mmap of the data rounded up to whole pages plus one PROT_NONE page; the data is placed at
   // the end of the readable pages.
   void* map_guarded(std::size_t bytes, const std::string& name, bool page_guarded) {

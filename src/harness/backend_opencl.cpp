@@ -45,17 +45,16 @@ class OpenCLDevice : public Device {
             {"driver", runtime_.driver_version()}};
   }
 
-  // No guard page here (alloc_buffer keeps the default: the guard pattern after the data). A
-  // cl_mem is the runtime's own allocation, not ours to place before a protected page, and the
-  // kernel's reads go through the device's view of it, not through host code: even on PoCL,
-  // where the device is this CPU, an over-read by a kernel is not a host read of our memory.
-  // Host-side staging copies are sized exactly by the harness. Over-writes are still caught by
-  // the guard pattern.
+  // No guard page here (alloc_buffer keeps the default: the guard pattern after the data), so an
+  // over-read by a kernel is not caught; over-writes are, by the guard pattern. Host-side staging
+  // copies are sized exactly by the harness.
   //
   // On a CPU device whose buffers can live in our memory (storage_is_shared), each buffer is
   // backed by page-aligned host memory we map (CL_MEM_USE_HOST_PTR), so that a cold call evicts
   // exactly the buffers' cache lines (flush_caches) instead of overwriting twice the last-level
-  // cache: 960 MiB per call on a VM that reports its host's whole L3.
+  // cache: 960 MiB per call on a VM that reports its host's whole L3. An over-read past such a
+  // buffer reads this process's own memory (the candidate's child holds no reference outputs;
+  // the judge is another process), as it did with the runtime's own allocations.
   void* alloc(std::size_t bytes) override {
     const std::size_t size = std::max<std::size_t>(bytes, 1);
     cl_int err = CL_SUCCESS;

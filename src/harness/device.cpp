@@ -50,6 +50,11 @@ void Device::copy_strided(void* dst, const void* src, std::size_t offset, std::s
   upload_strided(dst, offset, pitch, host.data(), elem_bytes, count);
 }
 
+// From 2 MiB up, backed by transparent huge pages where the kernel offers them (madvise mode):
+// every process then lays out a buffer of a given size the same way down to its physical address
+// bits 0-20, which pick the cache sets, so the candidate's child and the judge timing the
+// reference see the same cache conflicts rather than two random page placements (on the 2-core
+// VM, a steady 8% between two runs of one code under a CPU hog).
 void* map_host_aligned(std::size_t length) {
   constexpr std::size_t kHuge = std::size_t(2) << 20;
   if (length < kHuge) {
