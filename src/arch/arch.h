@@ -29,4 +29,20 @@ std::vector<std::string> known_arch_names();
 // A short human-readable block for prompts and logs.
 std::string describe_arch(const ArchProfile& arch);
 
+// The device a run used, as the harness reported it.
+struct FoundDevice {
+  std::string name;     // the runtime's device name ("NVIDIA H200", "cpu-haswell-...")
+  std::string backend;  // "host", "opencl", "cuda", ...
+  bool cpu = false;     // a CPU: the host backend, or an OpenCL device of type CPU
+};
+
+// The profile name of a found device: the known profile whose device names the device's name
+// contains, "cpu" for a CPU, else a name made from the device's own ("native-nvidia-rtx-a6000"),
+// so that what is stored says where the kernel ran, never the word "native".
+std::string arch_name_of(const FoundDevice& found);
+
+// Whether kernels run on `found` may be stored under the arch `claimed`: "" when they may (the
+// device is that arch, or `claimed` is native), else what is wrong, naming the device found.
+std::string arch_claim_problem(const ArchProfile& claimed, const FoundDevice& found);
+
 }  // namespace kf

@@ -85,11 +85,17 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   // Evaluate only: the kernel iteration 0 would start from (start_from_best,
   // kernels_iter_0_path), else the EVOLVE block as written.
-  auto seed = resolve_seed_kernel(*job);
-  if (!seed) return fail(seed.message());
-  if (!seed->note.empty()) std::cout << seed->note << "\n";
-  Candidate start{seed->label, seed->codes, seed->source_uuid};
-  auto summary = run_candidates(*job, {start}, runner, std::cout);
+  // With gpu_arch native, stored kernels are looked up under the device's name, known once the
+  // reference has run: run_candidates resolves the kernel then.
+  bool late = job->arch.name == "native";
+  std::vector<Candidate> start;
+  if (!late) {
+    auto seed = resolve_seed_kernel(*job);
+    if (!seed) return fail(seed.message());
+    if (!seed->note.empty()) std::cout << seed->note << "\n";
+    start.push_back({seed->label, seed->codes, seed->source_uuid});
+  }
+  auto summary = run_candidates(*job, start, runner, std::cout, late);
   if (!summary) return fail(summary.message());
   return summary->last_verdict == kCorrect ? kExitOk : kExitNotCorrect;
 }

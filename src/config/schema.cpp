@@ -160,10 +160,14 @@ std::vector<KeySpec> build_schema() {
           "accepted and normalised. null = taken from the task.")
           .one_of({"CUDA", "OCL", "SYCL", "triton", "CPP"})
           .nullable());
-  add(Row("gpu_arch", Kind::kStringOrList, "native",
-          "Target architecture (`native` = the local device, `h100`, `bmg`, `cpu`, ...), or a "
-          "comma list / YAML list of them: the kernel is evaluated on each (verdict = worst, "
-          "speedup = geomean)."));
+  add(Row(
+      "gpu_arch", Kind::kStringOrList, "native",
+      "Target architecture: `native` (the device the reference runs on, stored under its "
+      "profile name: `h200`, `cpu`, or `native-<device name>` for a device with no profile), or "
+      "a profile name (`h100`, `bmg`, `cpu`, ...), which must be the device the reference runs "
+      "on: another device stops the job before any kernel is stored, naming the device found. A "
+      "comma list / YAML list of names is accepted by `config show` but not run yet (the job "
+      "stops at start)."));
   add(Row("seed", Kind::kInt, 0,
           "Seed for the search's random choices (parents, inspirations, ensemble picks)."));
   add(Row("llm_rate_limit", Kind::kInt, 4,

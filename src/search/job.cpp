@@ -11,6 +11,7 @@
 #include "proc/sandbox.h"
 #include "search/job_owner.h"
 #include "search/reference_timing_store.h"
+#include "search/seed_kernel.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/secrets.h"
@@ -235,8 +236,42 @@ Result<JobContext> open_job(const std::vector<std::string>& args) {
   return job;
 }
 
-Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>& candidates,
-                                  ProcessRunner& runner, std::ostream& out) {
+Status settle_arch(JobContext& job, const nlohmann::json& harness) {
+  if (!harness.is_object()) return Status::ok();  // nothing said: nothing to check against
+  FoundDevice found;
+  found.name = harness.value("device", "");
+  found.backend = harness.value("backend", "");
+  nlohmann::json info = harness.value("device_info", nlohmann::json::object());
+  found.cpu =
+      found.backend == "host" || (info.is_object() && info.value("device_type", "") == "cpu");
+  if (found.name.empty() && !found.cpu) return Status::ok();
+  std::string problem = arch_claim_problem(job.arch, found);
+  if (!problem.empty()) {
+    return Status::error(
+        problem + ". A kernel is stored under its gpu_arch as where it ran, so the job stops " +
+        "before any is: set gpu_arch=" + arch_name_of(found) +
+        " (or native, the device found); to use another device of this machine, pick it with " +
+        "KF_OPENCL_PLATFORM=<part of a platform's name> (OpenCL) or CUDA_VISIBLE_DEVICES " +
+        "(CUDA). (key 'gpu_arch', from " + job.config.origin("gpu_arch").describe() + ")");
+  }
+  if (job.arch.name != "native") return Status::ok();
+  std::string name = arch_name_of(found);
+  auto profile = find_arch(name);
+  if (profile && !found.cpu) {
+    job.arch = *profile;  // a known device: its figures for prompts and bounds
+  } else {
+    job.arch.name = name;
+    job.arch.description = "'" + found.name + "'" +
+                           (found.backend.empty() ? "" : " (" + found.backend + ")") +
+                           ", found at run time";
+  }
+  job.gpu_arch = name;
+  return Status::ok();
+}
+
+Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candidates,
+                                  ProcessRunner& runner, std::ostream& out, bool seed_candidate) {
+  if (seed_candidate) candidates.assign(1, Candidate{"the kernel iteration 0 starts from", {}});
   g_interrupted = 0;
   auto previous = std::signal(SIGINT, on_sigint);
   struct Restore {
@@ -295,6 +330,17 @@ Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>&
   }
   out << strprintf(" ok (build %.2f s, tests %.2f s%s)\n", reference->build_s, reference->test_s,
                    reference->timing_source_text.c_str());
+  if (Status s = settle_arch(job, reference->harness); !s) return fail_job(s.message());
+  if (record.gpu_arch != job.gpu_arch) {
+    record.gpu_arch = job.gpu_arch;
+    KF_RETURN_IF_ERROR(job.store->put_job(record));
+  }
+  if (seed_candidate) {  // looked up under the arch just settled
+    auto seed = resolve_seed_kernel(job);
+    if (!seed) return fail_job(seed.message());
+    if (!seed->note.empty()) out << seed->note << "\n";
+    candidates[0] = Candidate{seed->label, seed->codes, seed->source_uuid};
+  }
 
   nlohmann::json results = {{"format", "kernelfoundry-results"},
                             {"version", 1},

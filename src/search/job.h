@@ -33,6 +33,12 @@ struct JobContext {
   std::unique_ptr<Store> store{};
 };
 
+// After the reference run (its harness result file `harness`): the gpu_arch the job claims,
+// checked against the device the reference ran on (an error when it is another device: kernels
+// are stored under their gpu_arch as where they ran), and `native` resolved to that device's
+// profile name (arch_name_of), with the profile's figures where the device is a known one.
+Status settle_arch(JobContext& job, const nlohmann::json& harness);
+
 // Reads task=<package> from `args`, loads it, composes the config (shipped → task config.yaml →
 // overrides.yaml → args), validates it for a run and opens the kernel database.
 Result<JobContext> open_job(const std::vector<std::string>& args);
@@ -55,8 +61,11 @@ struct JobSummary {
 
 // Builds the reference once, evaluates each candidate in order (a failing candidate is a verdict,
 // and the job goes on), stores every kernel and writes runs/<job_name>/. Progress goes to `out`.
-Result<JobSummary> run_candidates(JobContext& job, const std::vector<Candidate>& candidates,
-                                  ProcessRunner& runner, std::ostream& out);
+// `seed_candidate`: the one candidate is the kernel iteration 0 would start from
+// (resolve_seed_kernel), looked up once the reference has settled the arch (gpu_arch native).
+Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candidates,
+                                  ProcessRunner& runner, std::ostream& out,
+                                  bool seed_candidate = false);
 
 // The task as the database keeps it: every file (text files with their content) and the blocks.
 TaskRecord task_record(const JobContext& job);

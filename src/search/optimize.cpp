@@ -946,7 +946,9 @@ Status Search::save_best() {
 Result<SearchSummary> Search::run() {
   // Everything that can be checked without writing comes first.
   KF_RETURN_IF_ERROR(set_up_llms());
-  if (!s_.resume) {
+  // With gpu_arch native the stored kernels are looked up once the reference has named the
+  // device (seed_iteration).
+  if (!s_.resume && job_.arch.name != "native") {
     auto seed = resolve_seed_kernel(job_);
     if (!seed) return seed.status();
     seed_ = std::move(*seed);
@@ -1013,13 +1015,12 @@ Result<SearchSummary> Search::run() {
   }
   out_ << strprintf(" ok (build %.2f s, tests %.2f s%s)\n", reference->build_s, reference->test_s,
                     reference->timing_source_text.c_str());
-  // gpu_arch native: the prompts name the device the reference actually ran on.
-  if (job_.arch.name == "native" && reference->harness.is_object()) {
-    std::string device = reference->harness.value("device", "");
-    std::string backend = reference->harness.value("backend", "");
-    if (!device.empty())
-      job_.arch.description = "'" + device + "'" + (backend.empty() ? "" : " (" + backend + ")") +
-                              ", found at run time";
+  // The arch is a claim about where kernels run: checked against the device the reference ran
+  // on; native becomes that device's name (and profile) before any kernel is stored.
+  if (Status s = settle_arch(job_, reference->harness); !s) return fail(s.message());
+  if (record_.gpu_arch != job_.gpu_arch) {
+    record_.gpu_arch = job_.gpu_arch;
+    KF_RETURN_IF_ERROR(job_.store->put_job(record_));
   }
   results_ = {{"format", "kernelfoundry-results"},
               {"version", 2},

@@ -142,4 +142,33 @@ TEST(EvalOcl, TestCommandRunsTheBlockAndTheReference) {
   expect_test_command_passes(kTask, "opencl");
 }
 
+// An arch is a claim about where the kernel ran (issue 12): gpu_arch=lnl on a machine whose
+// OpenCL device is PoCL on the CPU stops after the reference, with the device found and the fix
+// named, and stores no kernel under lnl; the default `native` is stored as the device's name.
+TEST(EvalOcl, ArchIsTheDeviceFoundNeverAClaimAboutAnother) {
+  Scratch s;
+  std::vector<std::string> claim = {"eval", "task=" + example(kTask).string(), "job_name=ocl_lnl",
+                                    "gpu_arch=lnl", candidate(kTask, "correct.cl").string()};
+  for (const auto& a : Scratch::quick_args()) claim.push_back(a);
+  JobOutcome lnl = s.run_job("ocl_lnl", claim);
+  EXPECT_NE(lnl.cli.exit_code, 0) << lnl.cli.output;
+  EXPECT_CONTAINS(lnl.cli.output, "gpu_arch 'lnl'");
+  EXPECT_CONTAINS(lnl.cli.output, "(opencl, a CPU)");
+  EXPECT_CONTAINS(lnl.cli.output, "set gpu_arch=cpu");
+  EXPECT_CONTAINS(lnl.cli.output, "from command line argument 'gpu_arch=lnl'");
+  EXPECT_TRUE(lnl.kernels.empty()) << lnl.kernels.size() << " kernel(s) stored under lnl";
+
+  std::vector<std::string> native = {"eval", "task=" + example(kTask).string(),
+                                     "job_name=ocl_native",
+                                     candidate(kTask, "correct.cl").string()};
+  for (const auto& a : Scratch::quick_args()) native.push_back(a);
+  JobOutcome found = s.run_job("ocl_native", native);
+  ASSERT_EQ(found.cli.exit_code, 0) << found.cli.output;
+  ASSERT_EQ(found.kernels.size(), 1u);
+  EXPECT_EQ(found.kernels[0].gpu_arch, "cpu");
+  ASSERT_TRUE(found.job.has_value());
+  EXPECT_EQ(found.job->gpu_arch, "cpu");
+  EXPECT_EQ(found.results.value("gpu_arch", ""), "cpu");
+}
+
 }  // namespace kf::e2e
