@@ -275,8 +275,10 @@ std::vector<pid_t> processes_with(const std::string& marker) {
 }
 
 // Waits (up to 5 s) until no process holds `marker`; true when none is left.
+// Within 15 s: the kill runs down bwrap's chain and the namespace's init; on the 2-core VM under
+// a parallel build it once took longer than 5 s.
 bool all_gone(const std::string& marker) {
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 300; ++i) {
     if (processes_with(marker).empty()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
