@@ -6,6 +6,7 @@ PACKAGES=(build-essential cmake ninja-build pkg-config libyaml-cpp-dev nlohmann-
           libsqlite3-dev libcurl4-openssl-dev libssl-dev libarchive-dev libgtest-dev libgmock-dev
           ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
           bubblewrap  # bwrap: the sandbox of candidate builds and runs (docs/security.md)
+          linux-perf  # perf stat: profiling kernels on the CPU (README: Profiling)
           python3)  # python3: the scripted LLM server of the tests and the bench scripts
 missing=()
 for p in "${PACKAGES[@]}"; do

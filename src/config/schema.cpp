@@ -353,10 +353,14 @@ std::vector<KeySpec> build_schema() {
   add(Row("eval_config", Kind::kSection, kEmptyMap,
           "How each candidate is evaluated: profiling and the timing method."));
   add(Row("eval_config.profile_original_model", Kind::kBool, false,
-          "Profile the reference too, so the model sees a baseline to compare against."));
+          "Profile the reference too (once per job, same shape), shown beside each profiled kernel "
+          "as the baseline to beat."));
   add(Row("eval_config.profile_custom_model", Kind::kBool, true,
-          "Profile each correct candidate (needs a profiler; a missing one is a note, not a "
-          "failure)."));
+          "Profile each correct kernel: for kernels on a CPU (CPP; OpenCL on a CPU device) `perf "
+          "stat` over the timed calls of one benchmark shape, condensed into a few lines in the "
+          "eval log the next prompt shows, the figures stored as the kernel's `profile_json`. No "
+          "perf, or no permission, is a line in the log, never a failure. CUDA (Nsight Compute) is "
+          "not built yet: a CUDA job says so once."));
   add(Row("eval_config.num_seeds", Kind::kInt, 3,
           "Input seeds each candidate's correctness is checked with.")
           .at_least(1));

@@ -65,6 +65,11 @@ struct EvalOptions {
   double sanitizer_timeout_s = 300;  // per tool; eval_config.sanitizer_timeout
   // The tool, resolved at job start by check_sanitizer(); empty = no pass.
   std::filesystem::path sanitizer_path;
+  // Profiling (eval/profile.h, Evaluator::profile): eval_config.profile_custom_model and
+  // profile_original_model; the profiler is set once the reference has shown the device
+  // (Evaluator::set_profiler).
+  bool profile_candidates = true;
+  bool profile_reference = false;
   std::filesystem::path cache_dir;  // build cache
   std::filesystem::path work_root;  // candidates' directories are made under here
   // Held around every test run when candidates are evaluated from several threads: builds go in
@@ -112,6 +117,8 @@ struct EvalResult {
   double screen_s = 0;                        // static screening of the candidate's objects
   double check_s = 0;                         // the checker child (also counted in test_s)
   double sanitize_s = 0;                      // compute-sanitizer passes (Evaluator::sanitize)
+  double profile_s = 0;                       // the profiling run (Evaluator::profile)
+  nlohmann::json profile;                     // its figures (eval/profile.h); null = none
   double correctness_s = 0, benchmark_s = 0;  // phases as the harness measured them
   int build_steps_run = 0, build_steps_cached = 0;
   std::filesystem::path dir;     // the candidate's directory (sources, result file, eval log)
@@ -160,6 +167,17 @@ class Evaluator {
   // reason, fitness and eval log are updated and sanitize_s is set. Once per binary: a kernel
   // seen before gets the earlier outcome. Does nothing without options.sanitizer_path.
   void sanitize(EvalResult& result);
+
+  // The profiler (eval/profile.h), once the reference has shown which device this is; empty =
+  // none. With options.profile_reference the reference is profiled now, once for the job.
+  void set_profiler(const std::filesystem::path& tool);
+  // Profiles a correct kernel (evaluator_profile.cpp): its binary run again on one benchmark
+  // shape (the one the reference spends longest on) in its run sandbox under the profiler,
+  // counting the timed calls only. The figures go to result.profile and a section of the eval log
+  // (with the reference's beside them when it was profiled); profile_s is set. A profiler that
+  // fails is a line in that section, never a verdict. Does nothing without a profiler or with
+  // options.profile_candidates off.
+  void profile(EvalResult& result);
 
  private:
   // kTest: the package as one binary, as its author runs it. kReference: the whole package, run
@@ -263,6 +281,13 @@ class Evaluator {
     nlohmann::json flags = nlohmann::json::array();
     std::vector<std::string> log_lines;
   };
+  std::filesystem::path profiler_;
+  nlohmann::json reference_profile_;  // the reference's figures, when profiled
+  std::vector<std::string> reference_profile_lines_;
+  // Runs the profiler on `binary` (the reference's with `reference_impl`); fills `out`.
+  void profile_binary(const std::filesystem::path& binary, const std::filesystem::path& src_dir,
+                      const std::filesystem::path& work_dir, bool reference_impl, EvalResult& out,
+                      std::vector<std::string>* lines);
   std::mutex sanitize_mutex_;
   std::map<std::string, SanitizeOutcome> sanitized_;
 };

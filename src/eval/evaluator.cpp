@@ -34,19 +34,6 @@ constexpr uintmax_t kMaxResultFileBytes = 64u << 20;
 // shows most of the time.
 constexpr double kBusyCpuPressure = 0.10;
 
-nlohmann::json read_json_file(const fs::path& path) {
-  std::error_code ec;
-  uintmax_t size = fs::file_size(path, ec);
-  if (ec || size > kMaxResultFileBytes) return nullptr;
-  auto text = read_file(path);
-  if (!text) return nullptr;
-  try {
-    return nlohmann::json::parse(*text);
-  } catch (const nlohmann::json::exception&) {
-    return nullptr;
-  }
-}
-
 // Marks `r` as not evaluated for a fault of the machine (see EvalResult::environment_error).
 EvalResult& not_evaluated(EvalResult& r, const std::string& cause) {
   r.environment_error = cause;
@@ -71,6 +58,19 @@ EvalResult text_safe(EvalResult r) {
 }
 
 }  // namespace
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec || size > kMaxResultFileBytes) return nullptr;
+  auto text = read_file(path);
+  if (!text) return nullptr;
+  try {
+    return nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::exception&) {
+    return nullptr;
+  }
+}
 
 bool flags_suspect(const nlohmann::json& flags) {
   if (!flags.is_array()) return false;

@@ -28,4 +28,8 @@ double json_number(const nlohmann::json& object, const char* key);
 // Harness flags that mean a timing can't be trusted as a win.
 bool is_suspect_flag(const std::string& flag);
 
+// A result file a child wrote, as JSON; null when it is missing, not JSON or over 64 MiB (the
+// child may be a candidate's: its size is not trusted).
+nlohmann::json read_json_file(const std::filesystem::path& path);
+
 }  // namespace kf

@@ -20,7 +20,7 @@ const std::vector<std::string>& value_names() {
       "--template-params", "--kernel-dir",  "--noise",           "--min-samples", "--max-samples",
       "--time-budget",     "--warmup-time", "--warmup-iters",    "--peak-gbps",   "--shape",
       "--expected-out",    "--dump-dir",    "--check",           "--expected",    "--extra-shapes",
-      "--cache-mib",       "--pace-in",     "--pace-out"};
+      "--cache-mib",       "--pace-in",     "--pace-out",        "--perf-control"};
   return names;
 }
 
@@ -113,6 +113,7 @@ bool apply_value(const std::string& key, const std::string& value, Options* o, s
   if (key == "--large-shape-mib") return parse_double(key, value, 0, &o->large_shape_mib, err);
   if (key == "--out") return set_string(key, value, &o->out, err);
   if (key == "--shape") return set_string(key, value, &o->shape, err);
+  if (key == "--perf-control") return set_string(key, value, &o->perf_control, err);
   if (key == "--params") return set_string(key, value, &o->params_file, err);
   if (key == "--template-params") return set_string(key, value, &o->template_params, err);
   if (key == "--kernel-dir") return set_string(key, value, &o->kernel_dir, err);
@@ -257,6 +258,8 @@ std::string usage_text(const std::string& program) {
          "  --list                print the shapes as JSON and exit\n"
          "  --shape ID            benchmark only the shape with this id (e.g. rows=8,cols=64);\n"
          "                        for profiling one shape under ncu\n"
+         "  --perf-control C,A    perf stat's control FIFOs (perf stat --control fifo:C,A -D -1):\n"
+         "                        counters enabled around each shape's timed calls only\n"
          "  --extra-shapes J      more correctness shapes, JSON [{\"dims\": {\"rows\": 9}}, ...]\n"
          "  --no-benchmark-shapes the correctness phase leaves the benchmark shapes out\n"
          "split judge (the evaluator's protocol):\n"

@@ -29,6 +29,9 @@ struct Options {
   bool warm = false;     // no cache flush before samples
   double peak_gbps = 0;  // > 0: flag results faster than this bandwidth allows
   std::string shape;     // non-empty: benchmark only the shape with this id
+  // "CTL,ACK": perf stat's control FIFOs (perf stat --control fifo:CTL,ACK -D -1): counting is
+  // enabled around each shape's timed calls only, so setup, warm-up and checks are left out.
+  std::string perf_control;
   // The split judge (DESIGN.md §6.2): the reference child writes its outputs to expected_out;
   // the candidate child runs no reference and writes its outputs to dump_dir; the checker (the
   // reference binary, holding no candidate code) compares check_dir against expected_dir.

@@ -19,6 +19,7 @@
 #include "harness/fill.h"
 #include "harness/judge_cache.h"
 #include "harness/pace.h"
+#include "harness/perf_window.h"
 #include "harness/perturb.h"
 
 namespace kernelfoundry {
@@ -1229,6 +1230,8 @@ bool Runner::benchmark_shape(const Shape& shape) {
     rule.min_samples = options_.min_samples;
     rule.max_samples = options_.max_samples;
     rule.budget_s = options_.time_budget;
+    PerfWindow counted(options_.perf_control);  // a profiling run counts these calls only
+    if (!counted.problem().empty()) say("  note: not counted by perf: " + counted.problem());
     auto loop_start = Clock::now();
     while (true) {
       double ms = 0;

@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "config/api_keys.h"
+#include "eval/profile.h"
 #include "proc/sandbox.h"
 #include "search/job_owner.h"
 #include "search/reference_timing_store.h"
@@ -148,6 +149,8 @@ EvalOptions eval_options(const JobContext& job) {
       if (!trim(t).empty()) o.sanitizer_tools.push_back(to_lower(trim(t)));
   }
   o.sanitizer_timeout_s = c.get_double("eval_config.sanitizer_timeout", 300);
+  o.profile_candidates = c.get_bool("eval_config.profile_custom_model", true);
+  o.profile_reference = c.get_bool("eval_config.profile_original_model", false);
   o.reuse_reference_timing = c.get_bool("eval_config.reuse_reference_timing", true);
   o.reference_recheck_tolerance = c.get_double("eval_config.reference_recheck_tolerance", 0.03);
   o.job_name = job.job_name;
@@ -236,14 +239,35 @@ Result<JobContext> open_job(const std::vector<std::string>& args) {
   return job;
 }
 
-Status settle_arch(JobContext& job, const nlohmann::json& harness) {
-  if (!harness.is_object()) return Status::ok();  // nothing said: nothing to check against
+namespace {
+
+// The device a harness result file says the run used.
+FoundDevice found_device(const nlohmann::json& harness) {
   FoundDevice found;
+  if (!harness.is_object()) return found;
   found.name = harness.value("device", "");
   found.backend = harness.value("backend", "");
   nlohmann::json info = harness.value("device_info", nlohmann::json::object());
   found.cpu =
       found.backend == "host" || (info.is_object() && info.value("device_type", "") == "cpu");
+  return found;
+}
+
+}  // namespace
+
+void prepare_profiler(Evaluator& evaluator, const JobContext& job, const EvalOptions& options,
+                      const nlohmann::json& harness, std::ostream& out) {
+  if (!options.profile_candidates && !options.profile_reference) return;
+  const char* path = std::getenv("PATH");
+  ProfilerSetup setup =
+      find_profiler(job.language, found_device(harness).cpu, path != nullptr ? path : "");
+  if (!setup.note.empty()) out << setup.note << "\n";
+  evaluator.set_profiler(setup.tool);
+}
+
+Status settle_arch(JobContext& job, const nlohmann::json& harness) {
+  if (!harness.is_object()) return Status::ok();  // nothing said: nothing to check against
+  FoundDevice found = found_device(harness);
   if (found.name.empty() && !found.cpu) return Status::ok();
   std::string problem = arch_claim_problem(job.arch, found);
   if (!problem.empty()) {
@@ -335,6 +359,7 @@ Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candid
     record.gpu_arch = job.gpu_arch;
     KF_RETURN_IF_ERROR(job.store->put_job(record));
   }
+  prepare_profiler(evaluator, job, options, reference->harness, out);
   if (seed_candidate) {  // looked up under the arch just settled
     auto seed = resolve_seed_kernel(job);
     if (!seed) return fail_job(seed.message());
@@ -389,6 +414,7 @@ Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candid
     // compute-sanitizer before a kernel is reported as the new best (CUDA, where the tool is).
     // "Best" by the intervals when both have one (eval/paired.h: faster_than).
     if (beats_best(r, summary.best_speedup, summary.best_interval)) evaluator.sanitize(r);
+    evaluator.profile(r);
     k.verdict = r.verdict;
     k.reason = r.reason;
     k.runtimes_json = nlohmann::json{{job.gpu_arch, r.runtimes_json()}}.dump();
@@ -397,6 +423,7 @@ Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candid
     k.fitness = r.fitness;
     k.eval_log = r.eval_log;
     k.flags_json = r.flags.dump();
+    if (!r.profile.is_null()) k.profile_json = r.profile.dump();
     if (Status s = job.store->put_kernel(k); !s) return fail_job(s.message());
 
     fs::path kdir = job.run_dir / "kernels" / strprintf("%03zu", i);
@@ -415,12 +442,13 @@ Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candid
       summary.best_uuid = k.uuid;
     }
     out << strprintf(
-        "[%zu/%zu] %-32s verdict %d (%s)  speedup %-8s best %-8s build %.2f s, tests %.2f s%s\n",
+        "[%zu/%zu] %-32s verdict %d (%s)  speedup %-8s best %-8s build %.2f s, tests %.2f s%s%s\n",
         i + 1, candidates.size(), cand.label.c_str(), r.verdict,
         std::string(verdict_name(r.verdict)).c_str(),
         speedup_text(r.speedup, r.speedup_interval).c_str(),
         speedup_text(summary.best_speedup).c_str(), r.build_s, r.test_s,
-        r.sanitize_s > 0 ? strprintf(", sanitizer %.2f s", r.sanitize_s).c_str() : "");
+        r.sanitize_s > 0 ? strprintf(", sanitizer %.2f s", r.sanitize_s).c_str() : "",
+        r.profile_s > 0 ? strprintf(", profile %.2f s", r.profile_s).c_str() : "");
     if (r.verdict != kCorrect || r.suspect()) out << "        " << r.reason << "\n";
     results["kernels"].push_back(
         {{"uuid", k.uuid},

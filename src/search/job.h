@@ -39,6 +39,12 @@ struct JobContext {
 // profile name (arch_name_of), with the profile's figures where the device is a known one.
 Status settle_arch(JobContext& job, const nlohmann::json& harness);
 
+// After the reference run: the profiler for this job's device (eval/profile.h) given to the
+// evaluator, when eval_config.profile_custom_model or profile_original_model is on; a missing
+// one is a one-line note on `out`.
+void prepare_profiler(Evaluator& evaluator, const JobContext& job, const EvalOptions& options,
+                      const nlohmann::json& harness, std::ostream& out);
+
 // Reads task=<package> from `args`, loads it, composes the config (shipped → task config.yaml →
 // overrides.yaml → args), validates it for a run and opens the kernel database.
 Result<JobContext> open_job(const std::vector<std::string>& args);

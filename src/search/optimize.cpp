@@ -479,6 +479,11 @@ void Search::evaluate_into(KernelRecord& k, const std::vector<std::string>& code
       if (eval->sanitize_s > 0) note_span(k.uuid, "sanitize", sanitize_begin, now_s());
     }
   }
+  if (eval->verdict == kCorrect) {
+    double profile_begin = now_s();
+    evaluator_->profile(*eval);
+    if (eval->profile_s > 0) note_span(k.uuid, "profile", profile_begin, now_s());
+  }
   k.verdict = eval->verdict;
   k.reason = eval->reason;
   k.runtimes_json = nlohmann::json{{job_.gpu_arch, eval->runtimes_json()}}.dump();
@@ -487,6 +492,7 @@ void Search::evaluate_into(KernelRecord& k, const std::vector<std::string>& code
   k.fitness = eval->fitness;
   k.eval_log = eval->eval_log;
   k.flags_json = eval->flags.dump();
+  if (!eval->profile.is_null()) k.profile_json = eval->profile.dump();
 }
 
 Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std::string& server,
@@ -531,6 +537,8 @@ Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std:
     timing_parts.push_back(strprintf("build %.2f s, tests %.2f s", eval->build_s, eval->test_s));
   if (eval && eval->sanitize_s > 0)
     timing_parts.push_back(strprintf("sanitizer %.2f s", eval->sanitize_s));
+  if (eval && eval->profile_s > 0)
+    timing_parts.push_back(strprintf("profile %.2f s", eval->profile_s));
   std::string timing = join(timing_parts, ", ");
   out_ << where
        << strprintf("%-30s verdict %d %-16s speedup %-8s best %-8s %s\n", who.c_str(), k.verdict,
@@ -1022,6 +1030,7 @@ Result<SearchSummary> Search::run() {
     record_.gpu_arch = job_.gpu_arch;
     KF_RETURN_IF_ERROR(job_.store->put_job(record_));
   }
+  prepare_profiler(*evaluator_, job_, options, reference->harness, out_);
   results_ = {{"format", "kernelfoundry-results"},
               {"version", 2},
               {"job_name", job_.job_name},

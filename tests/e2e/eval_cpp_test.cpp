@@ -2,9 +2,11 @@
 // a hang, a kernel right only on its first call and a correct one in one eval job, then
 // `run validate=true` and `test` / `test --ref`, all through the built kernelfoundry binary.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "e2e/cli_helpers.h"
 #include "util/fs.h"
+#include "util/strings.h"
 
 namespace kf::e2e {
 namespace {
@@ -107,6 +109,51 @@ TEST(EvalCpp, UserStylePackageValidates) {
   EXPECT_CONTAINS(job.cli.output, "verdict 5 (correct)");
   ASSERT_EQ(job.kernels.size(), 1u);
   EXPECT_EQ(job.kernels[0].verdict, 5) << job.kernels[0].reason;
+}
+
+// Profiling on the CPU (issue 12, items 2-4): with perf on PATH, a correct kernel's eval log
+// gets a profile section (perf stat over the timed calls of one shape, per call) with the
+// reference's beside it (profile_original_model), the figures are stored with the kernel, and
+// the progress line gives the profiling time apart from the evaluation's.
+TEST(EvalCpp, CorrectKernelIsProfiledBesideTheReference) {
+  bool have_perf = false;
+  for (const std::string& dir : split(std::getenv("PATH") ? std::getenv("PATH") : "", ':'))
+    have_perf = have_perf || (!dir.empty() && ::access((dir + "/perf").c_str(), X_OK) == 0);
+  if (!have_perf) GTEST_SKIP() << "perf is not on PATH (scripts/setup.sh installs linux-perf)";
+  Scratch s;
+  std::vector<std::string> args = {
+      "eval", "task=" + example(kTask).string(), "job_name=cpp_profile",
+      "eval_config.profile_original_model=true", candidate(kTask, "correct.cpp").string()};
+  for (const auto& a : Scratch::quick_args()) args.push_back(a);
+  JobOutcome job = s.run_job("cpp_profile", args);
+  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output;
+  ASSERT_EQ(job.kernels.size(), 1u);
+  EXPECT_CONTAINS(job.cli.output, ", profile ");
+  const std::string& log = job.kernels[0].eval_log;
+  EXPECT_CONTAINS(log, "== profile (");
+  EXPECT_CONTAINS(log, "not part of the evaluation time");
+  EXPECT_CONTAINS(log, "perf stat over ");
+  EXPECT_CONTAINS(log, "timed calls of shape ");
+  EXPECT_CONTAINS(log, "CPU time ");
+  EXPECT_CONTAINS(log, "reference, the baseline to beat, on the same shape:");
+  auto profile = nlohmann::json::parse(job.kernels[0].profile_json, nullptr, false);
+  ASSERT_TRUE(profile.is_object()) << job.kernels[0].profile_json;
+  EXPECT_EQ(profile.value("tool", ""), "perf stat");
+  EXPECT_GT(profile.value("calls", 0), 0);
+  EXPECT_GT(profile["per_call"].value("task-clock", 0.0), 0.0);
+  EXPECT_TRUE(profile["reference"].is_object());
+
+  // Off: no profile section, nothing stored.
+  std::vector<std::string> off = {
+      "eval", "task=" + example(kTask).string(), "job_name=cpp_no_profile",
+      "eval_config.profile_custom_model=false", candidate(kTask, "correct.cpp").string()};
+  for (const auto& a : Scratch::quick_args()) off.push_back(a);
+  JobOutcome quiet = s.run_job("cpp_no_profile", off);
+  ASSERT_EQ(quiet.cli.exit_code, 0) << quiet.cli.output;
+  ASSERT_EQ(quiet.kernels.size(), 1u);
+  EXPECT_EQ(quiet.kernels[0].eval_log.find("== profile"), std::string::npos);
+  EXPECT_TRUE(quiet.kernels[0].profile_json.empty() || quiet.kernels[0].profile_json == "null")
+      << quiet.kernels[0].profile_json;
 }
 
 }  // namespace kf::e2e
