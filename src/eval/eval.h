@@ -13,6 +13,7 @@
 #include "arch/arch.h"
 #include "eval/paired.h"
 #include "eval/sanitizer.h"
+#include "eval/templated.h"
 #include "eval/verdict.h"
 #include "lang/lang.h"
 #include "proc/process.h"
@@ -121,6 +122,11 @@ struct EvalResult {
   // results.json keeps it ("reference_timing"; null = nothing). eval/reference_timing.h.
   std::string timing_source_text;
   nlohmann::json timing_source;
+  // A templated kernel (eval/templated.h, evaluator_templated.cpp): every combination's result,
+  // [{label, params, instantiation, verdict, reason, speedup, median_ms, suspect, chosen}], and
+  // the chosen combination's parameters (whose run this result is); null for other kernels.
+  nlohmann::json template_results;
+  nlohmann::json template_params;
 
   bool suspect() const;
   nlohmann::json runtimes_json()
@@ -167,8 +173,19 @@ class Evaluator {
   // reference's files (its functions linked as traps), run with no reference in the process; its
   // outputs are then judged by the checker (the reference binary).
   enum class Role { kTest, kReference, kCandidate };
+  // What one build and run adds to the package: generated sources (package-relative path ->
+  // text) and arguments of the test child.
+  struct RunExtras {
+    std::map<std::string, std::string> files;
+    std::vector<std::string> args;
+  };
   EvalResult build_and_run(const std::string& id, const std::map<std::string, std::string>& changed,
-                           Role role, bool reference_impl);
+                           Role role, bool reference_impl, const RunExtras& extras = {});
+  // A templated kernel (evaluator_templated.cpp): built once with a generated entry point, each
+  // combination run as its own test child; the best correct combination is the result.
+  EvalResult evaluate_templated(const std::string& id,
+                                const std::map<std::string, std::string>& changed, Role role,
+                                const TemplatedSource& source);
   // The candidate child's outputs in `dump_dir` compared by the checker; a failure replaces the
   // verdict. `phase` as given to the candidate child.
   void check_outputs(EvalResult& result, const std::filesystem::path& dump_dir,

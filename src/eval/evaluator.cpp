@@ -412,7 +412,7 @@ constexpr const char* kTrapFile = "kf_reference_traps.cpp";
 
 EvalResult Evaluator::build_and_run(const std::string& id,
                                     const std::map<std::string, std::string>& changed, Role role,
-                                    bool reference_impl) {
+                                    bool reference_impl, const RunExtras& extras) {
   EvalResult result;
   result.dir = options_.work_root / id;
   fs::path src_dir = result.dir / "src";
@@ -427,6 +427,10 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   }
   if (Status s = materialize(task_, changed, src_dir); !s)
     return not_evaluated(result, "cannot write the sources to build: " + s.message());
+  for (const auto& [path, text] : extras.files) {
+    if (Status s = write_file(src_dir / path, text); !s)
+      return not_evaluated(result, "cannot write the sources to build: " + s.message());
+  }
   if (role == Role::kCandidate) {
     // The candidate's build sees neither the reference's sources nor its code.
     for (const std::string& f : reference_files()) fs::remove(src_dir / f, ec);
@@ -525,6 +529,7 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   if (role == Role::kCandidate) extra = {"--dump-dir", dump_dir.string()};
   if (role != Role::kTest && !extra_shapes_json_.empty())
     extra.insert(extra.end(), {"--extra-shapes", extra_shapes_json_});
+  extra.insert(extra.end(), extras.args.begin(), extras.args.end());
   // The candidate's timed calls in batches, each next to a batch of the reference's timed by the
   // judge (a speedup measured side by side): where the job has a judge.
   std::unique_ptr<PacedTiming> paced;
@@ -866,9 +871,20 @@ Status Evaluator::retime_reference(EvalResult& ref) {
 EvalResult Evaluator::evaluate(const std::string& candidate_id,
                                const std::map<std::string, std::string>& changed) {
   // Without a prepared reference (no judge yet) the package runs as one binary, as a test run.
-  if (judge_binary_.empty())
-    return text_safe(build_and_run(candidate_id, changed, Role::kTest, false));
-  return text_safe(build_and_run(candidate_id, changed, Role::kCandidate, false));
+  Role role = judge_binary_.empty() ? Role::kTest : Role::kCandidate;
+  auto templated = find_templated(task_, changed);
+  if (!templated) {
+    // A dispatcher that cannot be read is the code's fault, like one that does not compile.
+    EvalResult result;
+    result.dir = options_.work_root / candidate_id;
+    result.verdict = kCompileError;
+    result.reason = templated.message();
+    result.eval_log = format_eval_log({&result, nullptr, "", "", options_.max_log_chars});
+    return text_safe(std::move(result));
+  }
+  if (templated->has_value())
+    return text_safe(evaluate_templated(candidate_id, changed, role, **templated));
+  return text_safe(build_and_run(candidate_id, changed, role, false));
 }
 
 EvalResult Evaluator::run_tests_once(bool reference_impl) {

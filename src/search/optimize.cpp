@@ -14,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "eval/templated.h"
 #include "proc/pause_group.h"
 #include "proc/sandbox.h"
 #include "prompt/prompt.h"
@@ -136,6 +137,21 @@ Elite elite_of(const KernelRecord& k, Language language, size_t num_blocks) {
   return e;
 }
 
+// A templated kernel's combinations as stored (eval/templated.h); null for other kernels.
+nlohmann::json template_results_of(const KernelRecord& k) {
+  if (k.template_results_json.empty()) return nullptr;
+  return nlohmann::json::parse(k.template_results_json, nullptr, false);
+}
+
+// The chosen combination's parameters ("chunk=4096, unroll=8"); "" for other kernels.
+std::string chosen_template(const KernelRecord& k) {
+  nlohmann::json results = template_results_of(k);
+  if (!results.is_array()) return "";
+  for (const auto& r : results)
+    if (r.is_object() && r.value("chosen", false)) return r.value("label", std::string());
+  return "";
+}
+
 PromptKernel prompt_kernel(const KernelRecord& k, size_t num_blocks) {
   PromptKernel p;
   p.codes = decode_codes(k.code, num_blocks);
@@ -146,6 +162,7 @@ PromptKernel prompt_kernel(const KernelRecord& k, size_t num_blocks) {
   p.feedback = k.feedback;
   p.cell = k.archive_cell;
   p.model = k.model;
+  p.templates = template_results_text(template_results_of(k));
   return p;
 }
 
@@ -434,6 +451,7 @@ void Search::absorb(const KernelRecord& k) {
       {"archive_cell", k.archive_cell},
       {"flags", nlohmann::json::parse(k.flags_json.empty() ? "[]" : k.flags_json, nullptr, false)},
       {"median_ms", runtime_medians(k.runtimes_json, job_.gpu_arch)},
+      {"template_results", template_results_of(k)},
       {"prompt_tokens", k.prompt_tokens},
       {"completion_tokens", k.completion_tokens},
       {"cost", k.cost},
@@ -487,6 +505,7 @@ void Search::evaluate_into(KernelRecord& k, const std::vector<std::string>& code
   k.fitness = eval->fitness;
   k.eval_log = eval->eval_log;
   k.flags_json = eval->flags.dump();
+  k.template_results_json = eval->template_results.is_null() ? "" : eval->template_results.dump();
 }
 
 Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std::string& server,
@@ -532,6 +551,9 @@ Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std:
   if (eval && eval->sanitize_s > 0)
     timing_parts.push_back(strprintf("sanitizer %.2f s", eval->sanitize_s));
   std::string timing = join(timing_parts, ", ");
+  if (std::string chosen = chosen_template(k); !chosen.empty())
+    timing += strprintf(" [%zu combinations, %s %s]", template_results_of(k).size(),
+                        k.verdict == kCorrect ? "chosen" : "shown", chosen.c_str());
   out_ << where
        << strprintf("%-30s verdict %d %-16s speedup %-8s best %-8s %s\n", who.c_str(), k.verdict,
                     ("(" + std::string(verdict_name(k.verdict)) + ")").c_str(),
@@ -923,6 +945,18 @@ Status Search::save_best() {
   fs::path dir = fs::path(job_.config.get_string("paths.results_dir", "results")) / job_.job_name /
                  job_.task_name;
   KF_RETURN_IF_ERROR(materialize(job_.task, *spliced, dir));
+  // A templated kernel: its generated entry point, running the chosen combination by default.
+  nlohmann::json template_params;
+  if (auto templated = find_templated(job_.task, *spliced); templated && templated->has_value()) {
+    const TemplatedSource& source = **templated;
+    std::string chosen = chosen_template(k);
+    const TemplateCombination* pick = &source.kernel.combinations.front();
+    for (const TemplateCombination& c : source.kernel.combinations)
+      if (combination_label(source.kernel, c) == chosen) pick = &c;
+    KF_RETURN_IF_ERROR(write_file(dir / templated_entry_path(source, job_.language),
+                                  templated_entry_source(source.kernel, *pick)));
+    template_params = combination_params(source.kernel, *pick);
+  }
   std::optional<SpeedupInterval> interval = speedup_interval_of(k);
   nlohmann::json about = {
       {"format", "kernelfoundry-best-kernel"},
@@ -937,7 +971,9 @@ Status Search::save_best() {
       {"branch", k.branch},
       {"speedup", k.speedup ? nlohmann::json(*k.speedup) : nlohmann::json()},
       {"speedup_interval", interval ? interval_json(*interval) : nlohmann::json()},
-      {"median_ms", runtime_medians(k.runtimes_json, job_.gpu_arch)}};
+      {"median_ms", runtime_medians(k.runtimes_json, job_.gpu_arch)},
+      {"template_params", template_params},
+      {"template_results", template_results_of(k)}};
   KF_RETURN_IF_ERROR(write_file(dir / "kernelfoundry_best.json", about.dump(2) + "\n"));
   summary_.best_package_dir = dir.string();
   return Status::ok();
