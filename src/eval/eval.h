@@ -212,9 +212,11 @@ class Evaluator {
                                  std::vector<std::string> notes);
   // The reference binary's benchmark phase with the job's settings, its timings into `ref`.
   Status retime_reference(EvalResult& ref);
+  // `run_args`: the run's own arguments (a templated kernel's --template-params).
   void remeasure_if_suspect(EvalResult& result, const std::filesystem::path& binary,
                             const std::filesystem::path& src_dir,
-                            const std::filesystem::path& work_dir);
+                            const std::filesystem::path& work_dir,
+                            const std::vector<std::string>& run_args);
   // The job's judge (the reference binary with --serve) checks `dump_dir`, writing its report to
   // `out_file`; false when it cannot (not started, failed: the caller then runs a one-shot
   // checker child). Started after the reference passed and kept for the job.

@@ -623,7 +623,7 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   }
   if (result.verdict == kCorrect && !reference_impl) {
     score(result);
-    remeasure_if_suspect(result, build.binary, src_dir, run_dir);
+    remeasure_if_suspect(result, build.binary, src_dir, run_dir, extras.args);
   }
   if (device) device.unlock();
   score(result);
@@ -660,7 +660,8 @@ void Evaluator::score(EvalResult& r) const {
 }
 
 void Evaluator::remeasure_if_suspect(EvalResult& r, const fs::path& binary, const fs::path& src_dir,
-                                     const fs::path& work_dir) {
+                                     const fs::path& work_dir,
+                                     const std::vector<std::string>& run_args) {
   bool timing_suspect = false;
   for (const auto& f : r.flags) {
     std::string name = f.value("flag", "");
@@ -671,6 +672,7 @@ void Evaluator::remeasure_if_suspect(EvalResult& r, const fs::path& binary, cons
   fs::path dump_dir = work_dir / "remeasure-outputs";
   std::vector<std::string> extra;
   if (!judge_binary_.empty()) extra = {"--dump-dir", dump_dir.string()};
+  extra.insert(extra.end(), run_args.begin(), run_args.end());
   ProcessResult proc = run_harness(binary, src_dir, work_dir, false, "benchmark", out_file, extra);
   EvalResult again;
   nlohmann::json harness_result = read_json_file(out_file);

@@ -74,7 +74,6 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
   r.test_s = test_s;
   r.screen_s = screen_s;
   r.check_s = check_s;
-  r.dir = options_.work_root / id;
   r.template_params = results[best]["params"];
   std::string chosen = results[best]["label"].get<std::string>();
   r.reason = strprintf("templated: %zu of %zu combination(s) correct; %s %s: ", correct,

@@ -20,8 +20,8 @@ const std::vector<std::string>& language_suffixes() {
 namespace {
 
 // The result fields every shown kernel has.
-const std::vector<std::string> kKernel = {"code",  "verdict", "verdict_name", "reason",
-                                          "speedup", "cell", "model",   "templates"};
+const std::vector<std::string> kKernel = {"code",    "verdict", "verdict_name", "reason",
+                                          "speedup", "cell",    "model",        "templates"};
 
 std::vector<std::string> with_kernel(std::vector<std::string> extra) {
   extra.insert(extra.end(), kKernel.begin(), kKernel.end());

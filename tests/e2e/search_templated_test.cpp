@@ -34,7 +34,7 @@ TEST(SearchTemplated, EveryCombinationIsRunAndTheFastestCorrectOneChosen) {
   nlohmann::json script = {
       {"responses",
        {{{"content", answer("templated.cpp", "Accumulator lanes as a template parameter.")}}}},
-      {"default", {{"content", answer("correct.cpp", "Four accumulators per row.")}}}};
+      {"default", {{"content", answer("crash.cpp", "A rewrite that crashes.")}}}};
   auto server = LlmTestServer::start(script, s.dir() / "server");
   ASSERT_TRUE(server.is_ok()) << server.message();
   JobOutcome job = s.run_job(
@@ -105,6 +105,50 @@ TEST(SearchTemplated, EveryCombinationIsRunAndTheFastestCorrectOneChosen) {
     CliRun test = s.run({"test", pkg.string()});
     EXPECT_EQ(test.exit_code, 0) << test.output;
   }
+}
+
+TEST(SearchTemplated, TheBestKernelsPackageRunsTheChosenCombination) {
+  // The templated kernel as the starting kernel; the one answer crashes: the job's best is the
+  // templated kernel.
+  Scratch s;
+  auto server = LlmTestServer::start(
+      nlohmann::json{{"default", {{"content", answer("crash.cpp", "A rewrite that crashes.")}}}},
+      s.dir() / "server");
+  ASSERT_TRUE(server.is_ok()) << server.message();
+  fs::path results = s.dir() / "results";
+  JobOutcome job = s.run_job(
+      "templated_start",
+      with_quick({"run", "task=" + example(kTask).string(), "job_name=templated_start",
+                  "max_iters=1", "branches_per_iteration=1", "prompt.allow_templated=true",
+                  "kernels_iter_0_path=" + candidate(kTask, "templated.cpp").string(),
+                  "save_best_kernel=true", "paths.results_dir=" + results.string(),
+                  servers_arg(**server)}));
+  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output;
+  ASSERT_EQ(job.kernels.size(), 2u) << job.cli.output;
+  ASSERT_EQ(job.results.value("best_uuid", ""), job.kernels[0].uuid) << job.cli.output;
+  // The prompt of the answer shows the starting kernel's combinations.
+  EXPECT_CONTAINS(job.kernels[1].prompt, "- lanes=16, tail=false: wrong values");
+  EXPECT_EQ(job.kernels[0].verdict, 5) << job.kernels[0].reason;
+  auto combos = nlohmann::json::parse(job.kernels[0].template_results_json, nullptr, false);
+  ASSERT_TRUE(combos.is_array()) << job.kernels[0].template_results_json;
+  nlohmann::json chosen;
+  for (const auto& c : combos)
+    if (c.value("chosen", false)) chosen = c;
+  ASSERT_TRUE(chosen.is_object()) << combos.dump(2);
+
+  fs::path pkg = results / "templated_start" / kTask;
+  std::string entry = file_text(pkg / "kf_templated_entry.cpp");
+  EXPECT_CONTAINS(entry, "#include \"reduce.h\"");
+  EXPECT_CONTAINS(entry, "void row_sums(const float* x, float* y, long rows, long cols) {");
+  EXPECT_CONTAINS(entry, strprintf("kernelfoundry::template_param(\"lanes\", %d)",
+                                   chosen["params"]["lanes"].get<int>()));
+  auto about = nlohmann::json::parse(file_text(pkg / "kernelfoundry_best.json"), nullptr, false);
+  ASSERT_TRUE(about.is_object());
+  EXPECT_EQ(about["template_params"], chosen["params"]);
+  EXPECT_EQ(about["template_results"], combos);
+  // The package builds and passes its tests as it is: the generated file defines the entry point.
+  CliRun test = s.run({"test", pkg.string()});
+  EXPECT_EQ(test.exit_code, 0) << test.output;
 }
 
 TEST(SearchTemplated, OclAndTritonAbortBeforeAnyRequest) {
