@@ -427,7 +427,27 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   }
   if (Status s = materialize(task_, changed, src_dir); !s)
     return not_evaluated(result, "cannot write the sources to build: " + s.message());
-  for (const auto& [path, text] : extras.files) {
+  // A templated kernel's entry point is generated for the build that needs it (eval/templated.h):
+  // the package's own EVOLVE blocks, when templated, get one running their first combination
+  // (the reference's and test builds) unless the package holds one (a saved best kernel's, with
+  // the chosen combination); one the package holds is dropped when other code is built.
+  std::map<std::string, std::string> generated = extras.files;
+  std::string kept;
+  if (generated.empty()) {
+    auto templated = find_templated(task_, changed);
+    if (templated && templated->has_value()) {
+      std::string path = templated_entry_path(**templated, options_.language);
+      if (task_.file(path) != nullptr)
+        kept = path;
+      else
+        generated[path] = templated_entry_source((*templated)->kernel,
+                                                 (*templated)->kernel.combinations.front());
+    }
+  }
+  for (const TaskFile& f : task_.files)
+    if (is_templated_entry_file(f.path) && generated.count(f.path) == 0 && f.path != kept)
+      fs::remove(src_dir / f.path, ec);
+  for (const auto& [path, text] : generated) {
     if (Status s = write_file(src_dir / path, text); !s)
       return not_evaluated(result, "cannot write the sources to build: " + s.message());
   }

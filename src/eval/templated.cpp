@@ -154,8 +154,24 @@ struct FunctionDef {
   bool in_extern_c = false;
 };
 
+// For each `{`, the index of its `}` (t.size() when unclosed): once, so that deep nesting costs
+// no rescans.
+std::vector<size_t> brace_pairs(const std::vector<Token>& t) {
+  std::vector<size_t> out(t.size(), t.size()), open;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i].text == "{") {
+      open.push_back(i);
+    } else if (t[i].text == "}" && !open.empty()) {
+      out[open.back()] = i;
+      open.pop_back();
+    }
+  }
+  return out;
+}
+
 std::vector<FunctionDef> functions(const std::vector<Token>& t) {
   std::vector<FunctionDef> out;
+  std::vector<size_t> pairs = brace_pairs(t);
   std::vector<std::pair<std::string, size_t>> scopes;  // name ("" = extern "C"), closing }
   size_t head = 0;
   for (size_t i = 0; i < t.size(); ++i) {
@@ -170,7 +186,7 @@ std::vector<FunctionDef> functions(const std::vector<Token>& t) {
       continue;
     }
     if (s != "{") continue;
-    size_t close = matching(t, i);
+    size_t close = pairs[i];
     bool has_paren = false, has_assign = false, is_type = false;
     for (size_t k = head; k < i; ++k) {
       if (t[k].text == "(") has_paren = true;
@@ -539,6 +555,12 @@ std::string template_results_text(const nlohmann::json& results) {
     lines.push_back(line);
   }
   return join(lines, "\n");
+}
+
+bool is_templated_entry_file(const std::string& path) {
+  std::string name = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  return name == templated_entry_file(Language::kCpp) ||
+         name == templated_entry_file(Language::kCuda);
 }
 
 std::string templated_entry_source(const TemplatedKernel& k, const TemplateCombination& fallback) {

@@ -50,6 +50,8 @@ std::string combination_label(const TemplatedKernel& kernel, const TemplateCombi
 
 // The file name of the generated entry point: kf_templated_entry.cpp, or .cu for CUDA.
 std::string templated_entry_file(Language language);
+// Whether a package-relative path names a generated entry point (of either language).
+bool is_templated_entry_file(const std::string& path);
 // Its source: the task's entry point (the dispatcher without its tuning parameters), calling the
 // dispatcher with kernelfoundry::template_param(name, fallback) for each tuning parameter, so one
 // build runs any combination named by the harness's --template-params; `fallback` when none is.

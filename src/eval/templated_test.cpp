@@ -2,6 +2,12 @@
 #include "eval/templated.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "util/fs.h"
 
 namespace kf {
 namespace {
@@ -246,6 +252,60 @@ float* row_sums(const float* x, float* y, long rows, int block_rows, bool simd =
   EXPECT_NE(src.find("kernelfoundry::template_param(\"block_rows\", 8)"), std::string::npos) << src;
   EXPECT_NE(src.find("kernelfoundry::template_param(\"simd\", 0)"), std::string::npos) << src;
   EXPECT_NE(src.find("}  // namespace fast"), std::string::npos) << src;
+}
+
+// CUDA, build only (no GPU needed): a templated matmul candidate spliced into the example's
+// matmul.cu, with the generated entry point, compiles and links under nvcc against a caller of
+// the task's unchanged entry point.
+TEST(TemplatedCuda, MatmulCandidateAndEntryPointBuildWithNvcc) {
+  std::string nvcc;
+  for (const char* p : {"/usr/local/cuda/bin/nvcc", "/usr/bin/nvcc"})
+    if (nvcc.empty() && access(p, X_OK) == 0) nvcc = p;
+  if (nvcc.empty()) GTEST_SKIP() << "nvcc not installed";
+  namespace fs = std::filesystem;
+  const char* env = std::getenv("KF_SOURCE_DIR");
+  fs::path root = env ? fs::path(env) : fs::path(KF_TEST_SOURCE_DIR);
+  auto kernel = read_file(root / "examples/tasks/matmul_cuda/matmul.cu");
+  auto header = read_file(root / "examples/tasks/matmul_cuda/matmul.h");
+  auto answer = read_file(root / "tests/e2e/candidates/matmul_cuda/templated.cu");
+  ASSERT_TRUE(kernel && header && answer);
+  size_t begin = kernel->find("// [EVOLVE_START]\n"), end = kernel->find("// [EVOLVE_END]");
+  ASSERT_TRUE(begin != std::string::npos && end != std::string::npos);
+  std::string spliced = kernel->substr(0, begin + 18) + *answer + kernel->substr(end);
+
+  TemplatedKernel k = parse_ok(spliced);
+  EXPECT_EQ(k.name, "matmul_forward");
+  EXPECT_EQ(labels(k),
+            (std::vector<std::string>{"tile=16, rows_per_thread=1", "tile=16, rows_per_thread=2",
+                                      "tile=16, rows_per_thread=4", "tile=32, rows_per_thread=1",
+                                      "tile=32, rows_per_thread=2"}));
+  fs::path dir = fs::temp_directory_path() / ("kf_templated_nvcc_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  ASSERT_TRUE(make_dirs(dir).is_ok());
+  ASSERT_TRUE(write_file(dir / "matmul.cu", spliced).is_ok());
+  ASSERT_TRUE(write_file(dir / "matmul.h", *header).is_ok());
+  ASSERT_TRUE(write_file(dir / templated_entry_file(Language::kCuda),
+                         templated_entry_source(k, k.combinations[2]))
+                  .is_ok());
+  // The task's side: calls matmul_forward as matmul.h declares it; the harness's template_param
+  // stands in with its fallback.
+  ASSERT_TRUE(write_file(dir / "caller.cu",
+                         "#include \"matmul.h\"\n"
+                         "namespace kernelfoundry {\n"
+                         "long long template_param(const char*, long long fallback) { return "
+                         "fallback; }\n}\n"
+                         "int main(int argc, char**) {\n"
+                         "  if (argc > 5) matmul_forward(nullptr, nullptr, nullptr, 0, 0, 0);\n"
+                         "  return 0;\n}\n")
+                  .is_ok());
+  std::string command = "cd '" + dir.string() + "' && '" + nvcc +
+                        "' -std=c++17 -arch=sm_90 matmul.cu kf_templated_entry.cu caller.cu -o "
+                        "linked > build.log 2>&1";
+  int rc = std::system(command.c_str());
+  auto log = read_file(dir / "build.log");
+  EXPECT_EQ(rc, 0) << (log ? *log : std::string("(no log)"));
+  EXPECT_TRUE(fs::exists(dir / "linked"));
+  if (!HasFailure()) fs::remove_all(dir);
 }
 
 }  // namespace

@@ -956,6 +956,11 @@ Status Search::save_best() {
     KF_RETURN_IF_ERROR(write_file(dir / templated_entry_path(source, job_.language),
                                   templated_entry_source(source.kernel, *pick)));
     template_params = combination_params(source.kernel, *pick);
+  } else {
+    // One the package held (it was a saved templated kernel) belongs to other code.
+    std::error_code ec;
+    for (const TaskFile& f : job_.task.files)
+      if (is_templated_entry_file(f.path)) fs::remove(dir / f.path, ec);
   }
   std::optional<SpeedupInterval> interval = speedup_interval_of(k);
   nlohmann::json about = {

@@ -149,6 +149,22 @@ TEST(SearchTemplated, TheBestKernelsPackageRunsTheChosenCombination) {
   // The package builds and passes its tests as it is: the generated file defines the entry point.
   CliRun test = s.run({"test", pkg.string()});
   EXPECT_EQ(test.exit_code, 0) << test.output;
+
+  // A job on the saved package: its generated file goes with the templated code it was made for,
+  // so a plain answer (the one entry point defined once) builds and is correct.
+  auto plain = LlmTestServer::start(
+      nlohmann::json{{"default", {{"content", answer("correct.cpp", "Four accumulators.")}}}},
+      s.dir() / "server-plain");
+  ASSERT_TRUE(plain.is_ok()) << plain.message();
+  JobOutcome again = s.run_job(
+      "from_saved",
+      with_quick({"run", "task=" + pkg.string(), "job_name=from_saved", "max_iters=1",
+                  "branches_per_iteration=1", "save_best_kernel=false", servers_arg(**plain)}));
+  ASSERT_EQ(again.cli.exit_code, 0) << again.cli.output;
+  ASSERT_EQ(again.kernels.size(), 2u) << again.cli.output;
+  EXPECT_EQ(again.kernels[0].verdict, 5) << again.kernels[0].reason;
+  EXPECT_EQ(again.kernels[1].verdict, 5) << again.kernels[1].reason;
+  EXPECT_TRUE(again.kernels[1].template_results_json.empty());
 }
 
 TEST(SearchTemplated, OclAndTritonAbortBeforeAnyRequest) {
