@@ -16,9 +16,11 @@ nlohmann::json combination_entry(const TemplatedKernel& k, const TemplateCombina
   for (const auto& [shape, t] : r.timings) medians[shape] = t.median_ms;
   return {{"label", combination_label(k, combo)},
           {"params", combination_params(k, combo)},
-          {"instantiation", combo.instantiation},
+          // Stored as JSON: text quoting the code or its output shows bytes that are not UTF-8
+          // as \xNN.
+          {"instantiation", escape_invalid_utf8(combo.instantiation)},
           {"verdict", r.verdict},
-          {"reason", r.reason},
+          {"reason", escape_invalid_utf8(r.reason)},
           {"speedup", r.speedup ? nlohmann::json(*r.speedup) : nlohmann::json()},
           {"median_ms", medians},
           {"suspect", r.suspect()},

@@ -254,6 +254,22 @@ float* row_sums(const float* x, float* y, long rows, int block_rows, bool simd =
   EXPECT_NE(src.find("}  // namespace fast"), std::string::npos) << src;
 }
 
+TEST(Templated, ResultsTextIsOneLinePerCombination) {
+  nlohmann::json results = nlohmann::json::array(
+      {{{"label", "a=1"}, {"verdict", 5}, {"speedup", 1.5}, {"chosen", true}, {"reason", "ok"}},
+       {{"label", "a=2"},
+        {"verdict", 4},
+        {"speedup", nullptr},
+        {"reason", "output 'y': " + std::string(300, 'x')}}});
+  std::string text = template_results_text(results);
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "- a=1: correct, speedup 1.500x (chosen: the kernel's result)");
+  EXPECT_NE(text.find("\n- a=2: wrong values: output 'y': xxx"), std::string::npos) << text;
+  EXPECT_LT(text.size(), 320u) << "long reasons are cut";
+  EXPECT_EQ(template_results_text(nullptr), "");
+  EXPECT_EQ(template_results_text(nlohmann::json::array()), "");
+}
+
 // CUDA, build only (no GPU needed): a templated matmul candidate spliced into the example's
 // matmul.cu, with the generated entry point, compiles and links under nvcc against a caller of
 // the task's unchanged entry point.

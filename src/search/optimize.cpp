@@ -432,6 +432,7 @@ void Search::absorb(const KernelRecord& k) {
     summary_.best_speedup = k.speedup;
     summary_.best_interval = e.interval;
     summary_.best_uuid = k.uuid;
+    summary_.best_template = chosen_template(k);
     summary_.best_model = k.model;
     summary_.best_trial = k.trial;
     summary_.best_branch = k.branch;
@@ -1198,6 +1199,8 @@ Result<SearchSummary> Search::run() {
                       summary_.best_branch,
                       summary_.best_model.empty() ? "starting kernel" : summary_.best_model.c_str(),
                       summary_.best_uuid.c_str());
+  if (!summary_.best_template.empty())
+    out_ << strprintf("; templated, chosen %s", summary_.best_template.c_str());
   out_ << "\n";
   out_ << strprintf(
       "LLM: %d new call(s) in this run (%.1f s waiting), %d answer(s) reused from the "

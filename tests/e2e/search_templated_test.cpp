@@ -135,6 +135,7 @@ TEST(SearchTemplated, TheBestKernelsPackageRunsTheChosenCombination) {
   for (const auto& c : combos)
     if (c.value("chosen", false)) chosen = c;
   ASSERT_TRUE(chosen.is_object()) << combos.dump(2);
+  EXPECT_CONTAINS(job.cli.output, "; templated, chosen " + chosen["label"].get<std::string>());
 
   fs::path pkg = results / "templated_start" / kTask;
   std::string entry = file_text(pkg / "kf_templated_entry.cpp");
