@@ -136,6 +136,16 @@ struct EvalResult {
 // Whether integrity flags (a JSON array of {flag, detail, suspect}) hold a suspect one.
 bool flags_suspect(const nlohmann::json& flags);
 
+// What one of the Evaluator's builds and runs adds to the package: generated sources
+// (package-relative path -> text) and arguments of the test child.
+struct RunExtras {
+  std::map<std::string, std::string> files;
+  std::vector<std::string> args;
+  // The same sources already passed static screening in this evaluation (a templated kernel's
+  // later combinations): the objects are the cached ones screened then.
+  bool screened = false;
+};
+
 class Evaluator {
  public:
   Evaluator(const TaskPackage& task, EvalOptions options, Toolchain toolchain,
@@ -173,12 +183,6 @@ class Evaluator {
   // reference's files (its functions linked as traps), run with no reference in the process; its
   // outputs are then judged by the checker (the reference binary).
   enum class Role { kTest, kReference, kCandidate };
-  // What one build and run adds to the package: generated sources (package-relative path ->
-  // text) and arguments of the test child.
-  struct RunExtras {
-    std::map<std::string, std::string> files;
-    std::vector<std::string> args;
-  };
   EvalResult build_and_run(const std::string& id, const std::map<std::string, std::string>& changed,
                            Role role, bool reference_impl, const RunExtras& extras = {});
   // A templated kernel (evaluator_templated.cpp): built once with a generated entry point, each

@@ -505,7 +505,7 @@ EvalResult Evaluator::build_and_run(const std::string& id,
     build_log = strprintf("ok (%d steps run, %d from cache, %.2f s)\n", build.steps_run,
                           build.steps_cached, build.seconds);
 
-  if (role == Role::kCandidate) {
+  if (role == Role::kCandidate && !extras.screened) {
     ScreenResult screen = screen_build(*plan, src_dir, build_dir);
     result.screen_s = screen.seconds;
     if (!screen.ok) {

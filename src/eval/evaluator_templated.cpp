@@ -1,7 +1,7 @@
 // Evaluating a templated kernel (DESIGN.md §7): the candidate plus a generated entry point is
-// built once; each combination the dispatcher lists is then a full test child of that build,
-// named by --template-params (screened, checked by the judge, timed side by side like any
-// candidate). The best correct combination is the kernel's result; every combination's verdict,
+// built and statically screened once; each combination the dispatcher lists is then a full test
+// child of that build, named by --template-params (checked by the judge, timed side by side like
+// any candidate). The best correct combination is the kernel's result; every combination's verdict,
 // reason and runtime go with it.
 #include "eval/eval.h"
 #include "eval/templated.h"
@@ -54,6 +54,7 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
     if (!r.environment_error.empty()) return r;  // the machine's fault: no verdict at all
     results.push_back(combination_entry(k, combo, r));
     bool unbuilt = r.verdict == kCompileError && r.harness.is_null();  // no test child ran
+    extras.screened = !unbuilt;  // the same objects for every combination: screened once
     runs.push_back(std::move(r));
     if (unbuilt) {
       // Built once for all: what does not build or pass screening fails every combination alike.
