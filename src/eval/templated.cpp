@@ -513,8 +513,14 @@ Result<std::optional<TemplatedSource>> find_templated(
     const TaskPackage& task, const std::map<std::string, std::string>& changed) {
   using R = Result<std::optional<TemplatedSource>>;
   std::vector<std::string> files;
-  for (const Block* b : task.blocks_of(BlockKind::kEvolve))
-    if (std::find(files.begin(), files.end(), b->file) == files.end()) files.push_back(b->file);
+  static const char* kSources[] = {".cpp", ".cc", ".cxx", ".cu", ".h", ".hpp", ".cuh"};
+  for (const Block* b : task.blocks_of(BlockKind::kEvolve)) {
+    std::string ext = to_lower(b->file.substr(std::min(b->file.size(), b->file.rfind('.'))));
+    bool source = false;
+    for (const char* s : kSources) source = source || ext == s;
+    if (source && std::find(files.begin(), files.end(), b->file) == files.end())
+      files.push_back(b->file);
+  }
   for (const std::string& file : files) {
     auto it = changed.find(file);
     const TaskFile* original = task.file(file);

@@ -64,8 +64,9 @@ struct TemplatedSource {
   TemplatedKernel kernel;
 };
 
-// The templated kernel among the package's EVOLVE files with `changed` applied (the first file
-// with a dispatcher); nullopt when there is none, an error when one cannot be read.
+// The templated kernel among the package's C++ and CUDA EVOLVE files (.cpp, .cc, .cxx, .cu, .h,
+// .hpp, .cuh) with `changed` applied (the first file with a dispatcher); nullopt when there is
+// none (OpenCL C and Python files are never read), an error when one cannot be read.
 Result<std::optional<TemplatedSource>> find_templated(
     const TaskPackage& task, const std::map<std::string, std::string>& changed);
 // Where the generated entry point goes: beside the dispatcher's file, so its #include lines
