@@ -254,6 +254,35 @@ float* row_sums(const float* x, float* y, long rows, int block_rows, bool simd =
   EXPECT_NE(src.find("}  // namespace fast"), std::string::npos) << src;
 }
 
+TEST(Templated, FoundInTheChangedEvolveFileAndItsEntryGoesBesideIt) {
+  TaskPackage task;
+  task.files = {{"kernels/k.cl", "__kernel void k() {}\n"},
+                {"kernels/k.cpp", "void f(int* p) {}\n"}};
+  Block cl, cpp;
+  cl.file = "kernels/k.cl";
+  cpp.file = "kernels/k.cpp";
+  task.blocks = {cl, cpp};
+  auto none = find_templated(task, {});
+  ASSERT_TRUE(none.is_ok()) << none.message();
+  EXPECT_FALSE(none->has_value());
+  std::string code =
+      "template <int A> void forward_templated(int* p) {}\n"
+      "void f(int* p, int a) { if (a == 4) forward_templated<4>(p); }\n";
+  // OpenCL C is never read as a dispatcher; the C++ file is.
+  auto found = find_templated(task, {{"kernels/k.cl", code}, {"kernels/k.cpp", code}});
+  ASSERT_TRUE(found.is_ok()) << found.message();
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->file, "kernels/k.cpp");
+  EXPECT_EQ(templated_entry_path(**found, Language::kCpp), "kernels/kf_templated_entry.cpp");
+  EXPECT_TRUE(is_templated_entry_file("kernels/kf_templated_entry.cu"));
+  EXPECT_FALSE(is_templated_entry_file("kernels/entry.cpp"));
+  auto broken = find_templated(task, {{"kernels/k.cpp",
+                                       "template <int A> void forward_templated() "
+                                       "{}\nvoid f(int a) { forward_templated<1>(); }\n"}});
+  ASSERT_FALSE(broken.is_ok());
+  EXPECT_EQ(broken.message().rfind("kernels/k.cpp: templated kernel: ", 0), 0u) << broken.message();
+}
+
 TEST(Templated, ResultsTextIsOneLinePerCombination) {
   nlohmann::json results = nlohmann::json::array(
       {{{"label", "a=1"}, {"verdict", 5}, {"speedup", 1.5}, {"chosen", true}, {"reason", "ok"}},
