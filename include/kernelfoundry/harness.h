@@ -346,6 +346,11 @@ class Problem {
   virtual void run(Case& c, Impl impl) = 0;
 };
 
+// A template parameter of this run (--template-params), outside any Case: the entry point
+// KernelFoundry generates for a templated kernel reads the combination to run with it. Booleans
+// read as 0 / 1; `fallback` when the run names no such parameter.
+long long template_param(const char* name, long long fallback);
+
 // What kf::main runs: correctness shapes (every benchmark shape is checked too) and exactly one
 // benchmark.
 struct Suite {

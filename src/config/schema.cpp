@@ -257,9 +257,12 @@ std::vector<KeySpec> build_schema() {
   add(Row("prompt", Kind::kSection, kEmptyMap,
           "How prompts are built; group `prompt`, options `default` and `meta_prompting`."));
   add(Row("prompt.allow_templated", Kind::kBool, false,
-          "The model may write templated kernels whose parameter combinations are all built and "
-          "benchmarked. CUDA, SYCL and CPP only: with OCL or triton the run aborts with "
-          "`AssertionError: Must provide example if allow_templated=True`."));
+          "The model may write templated kernels: built once, each parameter combination listed "
+          "in the dispatcher is then evaluated as a separate run of that build and the fastest "
+          "correct one is the kernel's result ([templating.md](templating.md)). CUDA, SYCL and "
+          "CPP only (CPP and CUDA are evaluated; this build has no SYCL toolchain): with OCL or "
+          "triton the run aborts with `AssertionError: Must provide example if "
+          "allow_templated=True`."));
   add(Row("prompt.template_dir", Kind::kString, kNull,
           "Folder of prompt template files overriding the shipped ones; null = shipped templates.")
           .nullable());

@@ -13,6 +13,7 @@
 #include "arch/arch.h"
 #include "eval/paired.h"
 #include "eval/sanitizer.h"
+#include "eval/templated.h"
 #include "eval/verdict.h"
 #include "lang/lang.h"
 #include "proc/process.h"
@@ -128,6 +129,11 @@ struct EvalResult {
   // results.json keeps it ("reference_timing"; null = nothing). eval/reference_timing.h.
   std::string timing_source_text;
   nlohmann::json timing_source;
+  // A templated kernel (eval/templated.h, evaluator_templated.cpp): every combination's result,
+  // [{label, params, instantiation, verdict, reason, speedup, median_ms, suspect, chosen}], and
+  // the chosen combination's parameters (whose run this result is); null for other kernels.
+  nlohmann::json template_results;
+  nlohmann::json template_params;
 
   bool suspect() const;
   nlohmann::json runtimes_json()
@@ -136,6 +142,16 @@ struct EvalResult {
 
 // Whether integrity flags (a JSON array of {flag, detail, suspect}) hold a suspect one.
 bool flags_suspect(const nlohmann::json& flags);
+
+// What one of the Evaluator's builds and runs adds to the package: generated sources
+// (package-relative path -> text) and arguments of the test child.
+struct RunExtras {
+  std::map<std::string, std::string> files;
+  std::vector<std::string> args;
+  // The same sources already passed static screening in this evaluation (a templated kernel's
+  // later combinations): the objects are the cached ones screened then.
+  bool screened = false;
+};
 
 class Evaluator {
  public:
@@ -186,7 +202,12 @@ class Evaluator {
   // outputs are then judged by the checker (the reference binary).
   enum class Role { kTest, kReference, kCandidate };
   EvalResult build_and_run(const std::string& id, const std::map<std::string, std::string>& changed,
-                           Role role, bool reference_impl);
+                           Role role, bool reference_impl, const RunExtras& extras = {});
+  // A templated kernel (evaluator_templated.cpp): built once with a generated entry point, each
+  // combination run as its own test child; the best correct combination is the result.
+  EvalResult evaluate_templated(const std::string& id,
+                                const std::map<std::string, std::string>& changed, Role role,
+                                const TemplatedSource& source);
   // The candidate child's outputs in `dump_dir` compared by the checker; a failure replaces the
   // verdict. `phase` as given to the candidate child.
   void check_outputs(EvalResult& result, const std::filesystem::path& dump_dir,
@@ -213,9 +234,11 @@ class Evaluator {
                                  std::vector<std::string> notes);
   // The reference binary's benchmark phase with the job's settings, its timings into `ref`.
   Status retime_reference(EvalResult& ref);
+  // `run_args`: the run's own arguments (a templated kernel's --template-params).
   void remeasure_if_suspect(EvalResult& result, const std::filesystem::path& binary,
                             const std::filesystem::path& src_dir,
-                            const std::filesystem::path& work_dir);
+                            const std::filesystem::path& work_dir,
+                            const std::vector<std::string>& run_args);
   // The job's judge (the reference binary with --serve) checks `dump_dir`, writing its report to
   // `out_file`; false when it cannot (not started, failed: the caller then runs a one-shot
   // checker child). Started after the reference passed and kept for the job.

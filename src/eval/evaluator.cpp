@@ -412,7 +412,7 @@ constexpr const char* kTrapFile = "kf_reference_traps.cpp";
 
 EvalResult Evaluator::build_and_run(const std::string& id,
                                     const std::map<std::string, std::string>& changed, Role role,
-                                    bool reference_impl) {
+                                    bool reference_impl, const RunExtras& extras) {
   EvalResult result;
   result.dir = options_.work_root / id;
   fs::path src_dir = result.dir / "src";
@@ -427,6 +427,30 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   }
   if (Status s = materialize(task_, changed, src_dir); !s)
     return not_evaluated(result, "cannot write the sources to build: " + s.message());
+  // A templated kernel's entry point is generated for the build that needs it (eval/templated.h):
+  // the package's own EVOLVE blocks, when templated, get one running their first combination
+  // (the reference's and test builds) unless the package holds one (a saved best kernel's, with
+  // the chosen combination); one the package holds is dropped when other code is built.
+  std::map<std::string, std::string> generated = extras.files;
+  std::string kept;
+  if (generated.empty()) {
+    auto templated = find_templated(task_, changed);
+    if (templated && templated->has_value()) {
+      std::string path = templated_entry_path(**templated, options_.language);
+      if (task_.file(path) != nullptr)
+        kept = path;
+      else
+        generated[path] = templated_entry_source((*templated)->kernel,
+                                                 (*templated)->kernel.combinations.front());
+    }
+  }
+  for (const TaskFile& f : task_.files)
+    if (is_templated_entry_file(f.path) && generated.count(f.path) == 0 && f.path != kept)
+      fs::remove(src_dir / f.path, ec);
+  for (const auto& [path, text] : generated) {
+    if (Status s = write_file(src_dir / path, text); !s)
+      return not_evaluated(result, "cannot write the sources to build: " + s.message());
+  }
   if (role == Role::kCandidate) {
     // The candidate's build sees neither the reference's sources nor its code.
     for (const std::string& f : reference_files()) fs::remove(src_dir / f, ec);
@@ -481,7 +505,7 @@ EvalResult Evaluator::build_and_run(const std::string& id,
     build_log = strprintf("ok (%d steps run, %d from cache, %.2f s)\n", build.steps_run,
                           build.steps_cached, build.seconds);
 
-  if (role == Role::kCandidate) {
+  if (role == Role::kCandidate && !extras.screened) {
     ScreenResult screen = screen_build(*plan, src_dir, build_dir);
     result.screen_s = screen.seconds;
     if (!screen.ok) {
@@ -525,6 +549,7 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   if (role == Role::kCandidate) extra = {"--dump-dir", dump_dir.string()};
   if (role != Role::kTest && !extra_shapes_json_.empty())
     extra.insert(extra.end(), {"--extra-shapes", extra_shapes_json_});
+  extra.insert(extra.end(), extras.args.begin(), extras.args.end());
   // The candidate's timed calls in batches, each next to a batch of the reference's timed by the
   // judge (a speedup measured side by side): where the job has a judge.
   std::unique_ptr<PacedTiming> paced;
@@ -618,7 +643,7 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   }
   if (result.verdict == kCorrect && !reference_impl) {
     score(result);
-    remeasure_if_suspect(result, build.binary, src_dir, run_dir);
+    remeasure_if_suspect(result, build.binary, src_dir, run_dir, extras.args);
   }
   if (device) device.unlock();
   score(result);
@@ -655,7 +680,8 @@ void Evaluator::score(EvalResult& r) const {
 }
 
 void Evaluator::remeasure_if_suspect(EvalResult& r, const fs::path& binary, const fs::path& src_dir,
-                                     const fs::path& work_dir) {
+                                     const fs::path& work_dir,
+                                     const std::vector<std::string>& run_args) {
   bool timing_suspect = false;
   for (const auto& f : r.flags) {
     std::string name = f.value("flag", "");
@@ -666,6 +692,7 @@ void Evaluator::remeasure_if_suspect(EvalResult& r, const fs::path& binary, cons
   fs::path dump_dir = work_dir / "remeasure-outputs";
   std::vector<std::string> extra;
   if (!judge_binary_.empty()) extra = {"--dump-dir", dump_dir.string()};
+  extra.insert(extra.end(), run_args.begin(), run_args.end());
   ProcessResult proc = run_harness(binary, src_dir, work_dir, false, "benchmark", out_file, extra);
   EvalResult again;
   nlohmann::json harness_result = read_json_file(out_file);
@@ -866,9 +893,20 @@ Status Evaluator::retime_reference(EvalResult& ref) {
 EvalResult Evaluator::evaluate(const std::string& candidate_id,
                                const std::map<std::string, std::string>& changed) {
   // Without a prepared reference (no judge yet) the package runs as one binary, as a test run.
-  if (judge_binary_.empty())
-    return text_safe(build_and_run(candidate_id, changed, Role::kTest, false));
-  return text_safe(build_and_run(candidate_id, changed, Role::kCandidate, false));
+  Role role = judge_binary_.empty() ? Role::kTest : Role::kCandidate;
+  auto templated = find_templated(task_, changed);
+  if (!templated) {
+    // A dispatcher that cannot be read is the code's fault, like one that does not compile.
+    EvalResult result;
+    result.dir = options_.work_root / candidate_id;
+    result.verdict = kCompileError;
+    result.reason = templated.message();
+    result.eval_log = format_eval_log({&result, nullptr, "", "", options_.max_log_chars});
+    return text_safe(std::move(result));
+  }
+  if (templated->has_value())
+    return text_safe(evaluate_templated(candidate_id, changed, role, **templated));
+  return text_safe(build_and_run(candidate_id, changed, role, false));
 }
 
 EvalResult Evaluator::run_tests_once(bool reference_impl) {

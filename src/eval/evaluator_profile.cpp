@@ -91,6 +91,11 @@ void Evaluator::profile_binary(const fs::path& binary, const fs::path& src_dir,
     extra.push_back("--dump-dir");
     extra.push_back((work_dir / "outputs").string());
   }
+  // A templated kernel: the combination that was chosen (eval/templated.h).
+  if (out.template_params.is_object()) {
+    extra.push_back("--template-params");
+    extra.push_back(out.template_params.dump());
+  }
   ProcessSpec spec = harness_spec(binary, src_dir, work_dir, reference_impl, "benchmark",
                                   work_dir / "result.json", extra, {});
   // perf goes inside the sandbox, in front of the harness binary (bwrap's argv ends with it).

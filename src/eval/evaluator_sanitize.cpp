@@ -40,7 +40,9 @@ void Evaluator::sanitize(EvalResult& r) {
   if (r.verdict != kCorrect || r.binary.empty() || !r.environment_error.empty()) return;
   // The cache names a binary by the hash of everything it was linked from: the same kernel is
   // the same name.
-  std::string key = r.binary.filename().string();
+  // A templated kernel's combinations share one binary: each is checked as the one it runs.
+  std::string key = r.binary.filename().string() +
+                    (r.template_params.is_object() ? " " + r.template_params.dump() : "");
   SanitizeOutcome outcome;
   bool seen = false;
   {
@@ -81,6 +83,7 @@ void Evaluator::sanitize(EvalResult& r) {
       run.kernel_dir = r.dir / "src";
       run.work_dir = work;
       run.extra_shapes = extra_shapes_json_;
+      if (r.template_params.is_object()) run.template_params = r.template_params.dump();
       run.large_shape_mib = options_.large_shape_mib;
       run.timeout_s = options_.sanitizer_timeout_s;
       run.output_cap = options_.max_output_bytes;

@@ -144,6 +144,10 @@ ProcessSpec sanitizer_spec(const SanitizerRun& run) {
                // The task's correctness shapes and the hidden ones near them: a benchmark shape
                // under racecheck takes many minutes (a 4096x4096x1024 matmul ran over 7).
                "--no-benchmark-shapes"};
+  if (!run.template_params.empty()) {
+    spec.argv.push_back("--template-params");
+    spec.argv.push_back(run.template_params);
+  }
   if (!run.extra_shapes.empty()) {
     spec.argv.push_back("--extra-shapes");
     spec.argv.push_back(run.extra_shapes);

@@ -56,6 +56,7 @@ struct SanitizerRun {
   std::filesystem::path kernel_dir;  // --kernel-dir
   std::filesystem::path work_dir;    // gets outputs/ and result.json; the child's cwd
   std::string extra_shapes;          // --extra-shapes JSON, "" = none
+  std::string template_params;       // --template-params JSON (a templated kernel), "" = none
   double large_shape_mib = 64;
   double timeout_s = 300;
   size_t output_cap = 1 << 20;

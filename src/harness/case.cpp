@@ -286,6 +286,29 @@ const nlohmann::json* find_param(const RunContext& ctx, const std::string& key) 
 
 }  // namespace
 
+namespace {
+nlohmann::json g_template_params = nlohmann::json::object();
+}  // namespace
+
+void set_template_params(const nlohmann::json& params) {
+  g_template_params = params;
+}
+
+long long template_param(const char* name, long long fallback) {
+  auto it = g_template_params.find(name);
+  if (it == g_template_params.end()) return fallback;
+  if (it->is_boolean()) return it->get<bool>() ? 1 : 0;
+  if (it->is_number_integer()) return it->get<long long>();
+  if (it->is_string()) {
+    const std::string& s = it->get_ref<const std::string&>();
+    char* end = nullptr;
+    long long n = std::strtoll(s.c_str(), &end, 10);
+    if (!s.empty() && *end == '\0') return n;
+  }
+  throw Error("template parameter '" + std::string(name) + "' is " + it->dump() +
+              ", not an integer or a boolean");
+}
+
 bool Case::has_param(const std::string& key) const {
   return find_param(s_->ctx, key) != nullptr;
 }

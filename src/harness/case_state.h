@@ -22,6 +22,10 @@ struct RunContext {
   std::string kernel_dir = ".";
 };
 
+// The run's --template-params, for template_param() (harness.h): set once by kf::main before any
+// case runs.
+void set_template_params(const nlohmann::json& params);
+
 // Creates and frees Buffer objects (Buffer's constructor is private to keep task code from it).
 struct BufferAccess {
   // Allocates capacity elements plus kGuardBytes, and writes the guard pattern.

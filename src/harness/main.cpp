@@ -316,6 +316,7 @@ int run_protocol(const std::vector<std::string>& args, Problem& problem, const S
   }
   report.params_json = ctx.params.dump();
   report.template_params_json = ctx.template_params.dump();
+  set_template_params(ctx.template_params);
   save(options, report);  // says "stopped before it finished" until overwritten
 
   std::unique_ptr<Device> device;

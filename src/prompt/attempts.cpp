@@ -167,6 +167,7 @@ AttemptsView attempts_view(const PromptInputs& in, const std::vector<std::string
     v["parent_speedup"] = a.parent_speedup ? format_speedup(a.parent_speedup) : "";
     v["not_faster"] = k.verdict == kCorrect ? "yes" : "";
     v["model"] = k.model;
+    v["templates"] = k.templates;
     v["summary"] = cut_line(a.summary, kMaxSummary);
     v["from_parent"] = a.from_parent ? "yes" : "";
     v["repeated"] = !keys[i].empty() && seen[keys[i]].size() > 1 ? "yes" : "";

@@ -21,7 +21,7 @@ namespace {
 
 // The result fields every shown kernel has.
 const std::vector<std::string> kKernel = {"code",    "verdict", "verdict_name", "reason",
-                                          "speedup", "cell",    "model"};
+                                          "speedup", "cell",    "model",        "templates"};
 
 std::vector<std::string> with_kernel(std::vector<std::string> extra) {
   extra.insert(extra.end(), kKernel.begin(), kKernel.end());
@@ -46,7 +46,8 @@ std::vector<TemplateSpec> make_specs() {
        "the search passed earlier attempts that failed or did not improve (prompt.max_attempts)"},
       {"attempt",
        {"number", "trial", "verdict", "verdict_name", "reason", "speedup", "parent_speedup",
-        "not_faster", "model", "summary", "from_parent", "repeated", "diff", "log", "feedback"},
+        "not_faster", "model", "summary", "from_parent", "repeated", "diff", "log", "feedback",
+        "templates"},
        "once per earlier attempt, inside {{items}}"},
       {"trimmed",
        {"max_chars", "items", "code_cut"},

@@ -28,6 +28,9 @@ struct PromptKernel {
   std::string feedback;  // the feedback LLM's summary; replaces eval_log when set
   std::string cell;      // archive cell, e.g. "m1-c0-p2"
   std::string model;
+  // A templated kernel: one line per combination with its verdict and speedup, the chosen one
+  // marked (eval/templated.h: template_results_text); "" for other kernels.
+  std::string templates;
 };
 
 // An earlier attempt from the current kernel or its lineage that failed or was not faster than

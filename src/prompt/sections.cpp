@@ -83,6 +83,7 @@ TemplateValues kernel_values(const PromptKernel& k, const PromptInputs& in) {
   v["speedup"] = k.speedup ? format_speedup(k.speedup) : "";
   v["cell"] = k.cell;
   v["model"] = k.model;
+  v["templates"] = k.templates;
   return v;
 }
 

@@ -424,6 +424,7 @@ Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candid
     k.eval_log = r.eval_log;
     k.flags_json = r.flags.dump();
     if (!r.profile.is_null()) k.profile_json = r.profile.dump();
+    k.template_results_json = r.template_results.is_null() ? "" : r.template_results.dump();
     if (Status s = job.store->put_kernel(k); !s) return fail_job(s.message());
 
     fs::path kdir = job.run_dir / "kernels" / strprintf("%03zu", i);
@@ -449,6 +450,9 @@ Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candid
         speedup_text(summary.best_speedup).c_str(), r.build_s, r.test_s,
         r.sanitize_s > 0 ? strprintf(", sanitizer %.2f s", r.sanitize_s).c_str() : "",
         r.profile_s > 0 ? strprintf(", profile %.2f s", r.profile_s).c_str() : "");
+    if (r.template_params.is_object())
+      out << "        templated: " << r.template_results.size() << " combinations, "
+          << (r.verdict == kCorrect ? "chosen " : "shown ") << r.template_params.dump() << "\n";
     if (r.verdict != kCorrect || r.suspect()) out << "        " << r.reason << "\n";
     results["kernels"].push_back(
         {{"uuid", k.uuid},
@@ -461,6 +465,8 @@ Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candid
          {"fitness", r.fitness},
          {"flags", r.flags},
          {"runtimes", r.runtimes_json()},
+         {"template_params", r.template_params},
+         {"template_results", r.template_results},
          {"build_s", r.build_s},
          {"test_s", r.test_s},
          {"screen_s", r.screen_s},

@@ -14,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "eval/templated.h"
 #include "proc/pause_group.h"
 #include "proc/sandbox.h"
 #include "prompt/prompt.h"
@@ -136,6 +137,21 @@ Elite elite_of(const KernelRecord& k, Language language, size_t num_blocks) {
   return e;
 }
 
+// A templated kernel's combinations as stored (eval/templated.h); null for other kernels.
+nlohmann::json template_results_of(const KernelRecord& k) {
+  if (k.template_results_json.empty()) return nullptr;
+  return nlohmann::json::parse(k.template_results_json, nullptr, false);
+}
+
+// The chosen combination's parameters ("chunk=4096, unroll=8"); "" for other kernels.
+std::string chosen_template(const KernelRecord& k) {
+  nlohmann::json results = template_results_of(k);
+  if (!results.is_array()) return "";
+  for (const auto& r : results)
+    if (r.is_object() && r.value("chosen", false)) return r.value("label", std::string());
+  return "";
+}
+
 PromptKernel prompt_kernel(const KernelRecord& k, size_t num_blocks) {
   PromptKernel p;
   p.codes = decode_codes(k.code, num_blocks);
@@ -146,6 +162,7 @@ PromptKernel prompt_kernel(const KernelRecord& k, size_t num_blocks) {
   p.feedback = k.feedback;
   p.cell = k.archive_cell;
   p.model = k.model;
+  p.templates = template_results_text(template_results_of(k));
   return p;
 }
 
@@ -415,6 +432,7 @@ void Search::absorb(const KernelRecord& k) {
     summary_.best_speedup = k.speedup;
     summary_.best_interval = e.interval;
     summary_.best_uuid = k.uuid;
+    summary_.best_template = chosen_template(k);
     summary_.best_model = k.model;
     summary_.best_trial = k.trial;
     summary_.best_branch = k.branch;
@@ -434,6 +452,7 @@ void Search::absorb(const KernelRecord& k) {
       {"archive_cell", k.archive_cell},
       {"flags", nlohmann::json::parse(k.flags_json.empty() ? "[]" : k.flags_json, nullptr, false)},
       {"median_ms", runtime_medians(k.runtimes_json, job_.gpu_arch)},
+      {"template_results", template_results_of(k)},
       {"prompt_tokens", k.prompt_tokens},
       {"completion_tokens", k.completion_tokens},
       {"cost", k.cost},
@@ -493,6 +512,7 @@ void Search::evaluate_into(KernelRecord& k, const std::vector<std::string>& code
   k.eval_log = eval->eval_log;
   k.flags_json = eval->flags.dump();
   if (!eval->profile.is_null()) k.profile_json = eval->profile.dump();
+  k.template_results_json = eval->template_results.is_null() ? "" : eval->template_results.dump();
 }
 
 Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std::string& server,
@@ -540,6 +560,9 @@ Status Search::finish_kernel(KernelRecord& k, const EvalResult* eval, const std:
   if (eval && eval->profile_s > 0)
     timing_parts.push_back(strprintf("profile %.2f s", eval->profile_s));
   std::string timing = join(timing_parts, ", ");
+  if (std::string chosen = chosen_template(k); !chosen.empty())
+    timing += strprintf(" [%zu combinations, %s %s]", template_results_of(k).size(),
+                        k.verdict == kCorrect ? "chosen" : "shown", chosen.c_str());
   out_ << where
        << strprintf("%-30s verdict %d %-16s speedup %-8s best %-8s %s\n", who.c_str(), k.verdict,
                     ("(" + std::string(verdict_name(k.verdict)) + ")").c_str(),
@@ -931,6 +954,23 @@ Status Search::save_best() {
   fs::path dir = fs::path(job_.config.get_string("paths.results_dir", "results")) / job_.job_name /
                  job_.task_name;
   KF_RETURN_IF_ERROR(materialize(job_.task, *spliced, dir));
+  // A templated kernel: its generated entry point, running the chosen combination by default.
+  nlohmann::json template_params;
+  if (auto templated = find_templated(job_.task, *spliced); templated && templated->has_value()) {
+    const TemplatedSource& source = **templated;
+    std::string chosen = chosen_template(k);
+    const TemplateCombination* pick = &source.kernel.combinations.front();
+    for (const TemplateCombination& c : source.kernel.combinations)
+      if (combination_label(source.kernel, c) == chosen) pick = &c;
+    KF_RETURN_IF_ERROR(write_file(dir / templated_entry_path(source, job_.language),
+                                  templated_entry_source(source.kernel, *pick)));
+    template_params = combination_params(source.kernel, *pick);
+  } else {
+    // One the package held (it was a saved templated kernel) belongs to other code.
+    std::error_code ec;
+    for (const TaskFile& f : job_.task.files)
+      if (is_templated_entry_file(f.path)) fs::remove(dir / f.path, ec);
+  }
   std::optional<SpeedupInterval> interval = speedup_interval_of(k);
   nlohmann::json about = {
       {"format", "kernelfoundry-best-kernel"},
@@ -945,7 +985,9 @@ Status Search::save_best() {
       {"branch", k.branch},
       {"speedup", k.speedup ? nlohmann::json(*k.speedup) : nlohmann::json()},
       {"speedup_interval", interval ? interval_json(*interval) : nlohmann::json()},
-      {"median_ms", runtime_medians(k.runtimes_json, job_.gpu_arch)}};
+      {"median_ms", runtime_medians(k.runtimes_json, job_.gpu_arch)},
+      {"template_params", template_params},
+      {"template_results", template_results_of(k)}};
   KF_RETURN_IF_ERROR(write_file(dir / "kernelfoundry_best.json", about.dump(2) + "\n"));
   summary_.best_package_dir = dir.string();
   return Status::ok();
@@ -1167,6 +1209,8 @@ Result<SearchSummary> Search::run() {
                       summary_.best_branch,
                       summary_.best_model.empty() ? "starting kernel" : summary_.best_model.c_str(),
                       summary_.best_uuid.c_str());
+  if (!summary_.best_template.empty())
+    out_ << strprintf("; templated, chosen %s", summary_.best_template.c_str());
   out_ << "\n";
   out_ << strprintf(
       "LLM: %d new call(s) in this run (%.1f s waiting), %d answer(s) reused from the "

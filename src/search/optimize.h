@@ -21,6 +21,7 @@ struct SearchSummary {
   std::optional<SpeedupInterval> best_interval;  // the best's, when it was timed side by side
   std::string best_uuid, best_model;
   int best_trial = -1, best_branch = -1;
+  std::string best_template;  // a templated best kernel's chosen combination ("lanes=16, ...")
   LlmUsage usage;
   std::string stop_reason;       // "max_iters", "stop_once_correct", "max_failures", "interrupted"
   std::string best_package_dir;  // results/<job>/<task>/ when save_best_kernel wrote it

@@ -14,6 +14,7 @@
 #include "config/tree.h"
 #include "config/yaml_reader.h"
 #include "eval/log_clean.h"
+#include "eval/templated.h"
 #include "search/extract.h"
 #include "task/task.h"
 #include "util/fs.h"
@@ -251,6 +252,50 @@ TEST(FuzzInputs, CodeExtraction) {
     while (big.size() < (1u << 20)) big += unit;
     Result<Extraction> r = extract_code(big, Language::kCuda, 1);
     if (r) EXPECT_LE(r->codes.front().size(), big.size() + 1);
+  }
+}
+
+// Templated kernels' dispatchers (eval/templated.h) as a model might garble them: no throw, no
+// hang; what is read has a value per tuning parameter, and the generated entry point is made.
+TEST(FuzzInputs, TemplatedDispatchers) {
+  std::vector<std::string> corpus =
+      read_all({kSource / "tests/e2e/candidates/reduction_cpp/templated.cpp",
+                kSource / "tests/e2e/candidates/matmul_cuda/templated.cu",
+                kSource / "configs/prompts/templated_cpp.md",
+                kSource / "configs/prompts/templated_cuda.md",
+                kSource / "configs/prompts/templated_sycl.md"});
+  corpus.push_back(
+      "namespace a { template <int A, bool B> void forward_templated(int* p) {}\n"
+      "void go(int* p, int a, bool b) { switch (a) { case 1: if (b) return "
+      "forward_templated<1, true>(p); break; case -2: return a::forward_templated<-2, false>(p); "
+      "} } }\n");
+  ASSERT_GE(corpus.size(), 6u);
+  Mutator m(0x7e3b1a7e);
+  for (int i = 0; i < 1500; ++i) {
+    std::string code = m.input(corpus);
+    auto parsed = parse_templated(code);
+    if (!parsed) {
+      ASSERT_FALSE(parsed.message().empty()) << "input " << i;
+      continue;
+    }
+    if (!parsed->has_value()) continue;
+    const TemplatedKernel& k = **parsed;
+    ASSERT_GT(k.num_tuning, 0u) << "input " << i;
+    ASSERT_LT(k.num_tuning, k.params.size()) << "input " << i;
+    for (const TemplateCombination& c : k.combinations) {
+      ASSERT_EQ(c.values.size(), k.num_tuning) << "input " << i;
+      (void)combination_params(k, c);
+    }
+    if (!k.combinations.empty()) (void)templated_entry_source(k, k.combinations.front());
+  }
+  // Deep nesting and long runs must stay linear.
+  for (const std::string& unit :
+       {std::string("namespace a {"), std::string("{"), std::string("forward_templated<"),
+        std::string("void f(int a, int b) { if (a == 1) forward_templated<1>(b); "),
+        std::string("switch (a) { case 1: ")}) {
+    std::string big;
+    while (big.size() < (1u << 20)) big += unit;
+    (void)parse_templated(big);
   }
 }
 

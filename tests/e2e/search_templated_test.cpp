@@ -1,0 +1,190 @@
+// End to end: templated kernels (prompt.allow_templated) on the CPP example reduction_cpp against
+// the scripted LLM server on loopback — the model's answer in the prompt's format is built once,
+// each combination run and judged on its own, the fastest correct one chosen and every one
+// reported (database, results.json, progress line, the next prompt, the best-kernel package);
+// and OCL / triton abort before any request reaches the server.
+#include <gtest/gtest.h>
+
+#include "e2e/cli_helpers.h"
+#include "llm_server/llm_server_fixture.h"
+#include "util/fs.h"
+#include "util/strings.h"
+
+namespace kf::e2e {
+namespace {
+
+constexpr char kTask[] = "reduction_cpp";
+
+std::string answer(const std::string& file, const std::string& words) {
+  return words + "\n\n```cpp\n" + file_text(candidate(kTask, file)) + "```\n";
+}
+
+std::string servers_arg(const LlmTestServer& server) {
+  return "inference.servers=[{server_type: openai, model_name: scripted, base_url: '" +
+         server.base_url_openai() + "', timeout: 5, max_retry: 0}]";
+}
+
+std::vector<std::string> with_quick(std::vector<std::string> args) {
+  for (const auto& a : Scratch::quick_args()) args.push_back(a);
+  return args;
+}
+
+TEST(SearchTemplated, EveryCombinationIsRunAndTheFastestCorrectOneChosen) {
+  Scratch s;
+  nlohmann::json script = {
+      {"responses",
+       {{{"content", answer("templated.cpp", "Accumulator lanes as a template parameter.")}}}},
+      {"default", {{"content", answer("crash.cpp", "A rewrite that crashes.")}}}};
+  auto server = LlmTestServer::start(script, s.dir() / "server");
+  ASSERT_TRUE(server.is_ok()) << server.message();
+  JobOutcome job = s.run_job(
+      "templated_job",
+      with_quick({"run", "task=" + example(kTask).string(), "job_name=templated_job", "max_iters=2",
+                  "branches_per_iteration=1", "prompt.allow_templated=true",
+                  "save_best_kernel=true", "paths.results_dir=" + (s.dir() / "results").string(),
+                  servers_arg(**server)}),
+      600);
+  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output << (*server)->stderr_text();
+  ASSERT_TRUE(job.db_error.empty()) << job.db_error;
+  ASSERT_EQ(job.kernels.size(), 3u) << job.cli.output;
+
+  // The templated answer: four combinations, each with its verdict and runtime.
+  const KernelRecord& k = job.kernels[1];
+  EXPECT_EQ(k.verdict, 5) << k.reason;
+  EXPECT_CONTAINS(k.prompt, "## Templated kernels");
+  auto results = nlohmann::json::parse(k.template_results_json, nullptr, false);
+  ASSERT_TRUE(results.is_array()) << k.template_results_json;
+  ASSERT_EQ(results.size(), 4u) << results.dump(2);
+  const nlohmann::json* chosen = nullptr;
+  const nlohmann::json* fastest = nullptr;
+  for (const auto& r : results) {
+    ASSERT_TRUE(r["params"].is_object()) << r.dump();
+    if (r.value("chosen", false)) chosen = &r;
+    if (r["verdict"] == 5 && r["speedup"].is_number() &&
+        (fastest == nullptr || r["speedup"].get<double>() > (*fastest)["speedup"].get<double>()))
+      fastest = &r;
+    if (r["label"] == "lanes=16, tail=false") {
+      // The combination that drops the tail fails alone; the kernel does not.
+      EXPECT_EQ(r["verdict"], 4) << r.dump();
+      EXPECT_EQ(r["params"], nlohmann::json({{"lanes", 16}, {"tail", false}}));
+      EXPECT_FALSE(r.value("chosen", false));
+    } else {
+      EXPECT_EQ(r["verdict"], 5) << r.dump();
+      EXPECT_FALSE(r["median_ms"].empty()) << r.dump();
+    }
+  }
+  ASSERT_NE(chosen, nullptr) << results.dump(2);
+  ASSERT_NE(fastest, nullptr) << results.dump(2);
+  EXPECT_EQ((*chosen)["label"], (*fastest)["label"]) << results.dump(2);
+  ASSERT_TRUE(k.speedup.has_value());
+  EXPECT_DOUBLE_EQ(*k.speedup, (*chosen)["speedup"].get<double>());
+  std::string label = (*chosen)["label"];
+  EXPECT_CONTAINS(k.reason, "templated: 3 of 4 combination(s) correct; chosen " + label);
+  EXPECT_CONTAINS(k.eval_log, "lanes=16, tail=false: wrong values");
+
+  // The progress line names the chosen parameters; results.json keeps every combination.
+  EXPECT_CONTAINS(job.cli.output, "[4 combinations, chosen " + label + "]");
+  ASSERT_TRUE(job.results.is_object());
+  const nlohmann::json& entry = job.results["kernels"][1];
+  ASSERT_TRUE(entry["template_results"].is_array()) << entry.dump(2);
+  EXPECT_EQ(entry["template_results"], results);
+
+  // The next prompt shows the combinations compactly.
+  const KernelRecord& next = job.kernels[2];
+  EXPECT_CONTAINS(next.prompt, "Its template combinations, each a separate run of one build:");
+  EXPECT_CONTAINS(next.prompt, "- " + label + ": correct, speedup ");
+  EXPECT_CONTAINS(next.prompt, "- lanes=16, tail=false: wrong values");
+
+  // The best-kernel package runs the chosen combination by default and builds as it is.
+  if (job.results["best_uuid"] == k.uuid) {
+    fs::path pkg = s.dir() / "results" / "templated_job" / kTask;
+    EXPECT_CONTAINS(file_text(pkg / "kf_templated_entry.cpp"), "template_param(\"lanes\"");
+    auto about = nlohmann::json::parse(file_text(pkg / "kernelfoundry_best.json"), nullptr, false);
+    ASSERT_TRUE(about.is_object());
+    EXPECT_EQ(about["template_params"], (*chosen)["params"]);
+    CliRun test = s.run({"test", pkg.string()});
+    EXPECT_EQ(test.exit_code, 0) << test.output;
+  }
+}
+
+TEST(SearchTemplated, TheBestKernelsPackageRunsTheChosenCombination) {
+  // The templated kernel as the starting kernel; the one answer crashes: the job's best is the
+  // templated kernel.
+  Scratch s;
+  auto server = LlmTestServer::start(
+      nlohmann::json{{"default", {{"content", answer("crash.cpp", "A rewrite that crashes.")}}}},
+      s.dir() / "server");
+  ASSERT_TRUE(server.is_ok()) << server.message();
+  fs::path results = s.dir() / "results";
+  JobOutcome job = s.run_job(
+      "templated_start",
+      with_quick({"run", "task=" + example(kTask).string(), "job_name=templated_start",
+                  "max_iters=1", "branches_per_iteration=1", "prompt.allow_templated=true",
+                  "kernels_iter_0_path=" + candidate(kTask, "templated.cpp").string(),
+                  "save_best_kernel=true", "paths.results_dir=" + results.string(),
+                  servers_arg(**server)}));
+  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output;
+  ASSERT_EQ(job.kernels.size(), 2u) << job.cli.output;
+  ASSERT_EQ(job.results.value("best_uuid", ""), job.kernels[0].uuid) << job.cli.output;
+  // The prompt of the answer shows the starting kernel's combinations.
+  EXPECT_CONTAINS(job.kernels[1].prompt, "- lanes=16, tail=false: wrong values");
+  EXPECT_EQ(job.kernels[0].verdict, 5) << job.kernels[0].reason;
+  auto combos = nlohmann::json::parse(job.kernels[0].template_results_json, nullptr, false);
+  ASSERT_TRUE(combos.is_array()) << job.kernels[0].template_results_json;
+  nlohmann::json chosen;
+  for (const auto& c : combos)
+    if (c.value("chosen", false)) chosen = c;
+  ASSERT_TRUE(chosen.is_object()) << combos.dump(2);
+  EXPECT_CONTAINS(job.cli.output, "; templated, chosen " + chosen["label"].get<std::string>());
+
+  fs::path pkg = results / "templated_start" / kTask;
+  std::string entry = file_text(pkg / "kf_templated_entry.cpp");
+  EXPECT_CONTAINS(entry, "#include \"reduce.h\"");
+  EXPECT_CONTAINS(entry, "void row_sums(const float* x, float* y, long rows, long cols) {");
+  EXPECT_CONTAINS(entry, strprintf("kernelfoundry::template_param(\"lanes\", %d)",
+                                   chosen["params"]["lanes"].get<int>()));
+  auto about = nlohmann::json::parse(file_text(pkg / "kernelfoundry_best.json"), nullptr, false);
+  ASSERT_TRUE(about.is_object());
+  EXPECT_EQ(about["template_params"], chosen["params"]);
+  EXPECT_EQ(about["template_results"], combos);
+  // The package builds and passes its tests as it is: the generated file defines the entry point.
+  CliRun test = s.run({"test", pkg.string()});
+  EXPECT_EQ(test.exit_code, 0) << test.output;
+
+  // A job on the saved package: its generated file goes with the templated code it was made for,
+  // so a plain answer (the one entry point defined once) builds and is correct.
+  auto plain = LlmTestServer::start(
+      nlohmann::json{{"default", {{"content", answer("correct.cpp", "Four accumulators.")}}}},
+      s.dir() / "server-plain");
+  ASSERT_TRUE(plain.is_ok()) << plain.message();
+  JobOutcome again = s.run_job(
+      "from_saved",
+      with_quick({"run", "task=" + pkg.string(), "job_name=from_saved", "max_iters=1",
+                  "branches_per_iteration=1", "save_best_kernel=false", servers_arg(**plain)}));
+  ASSERT_EQ(again.cli.exit_code, 0) << again.cli.output;
+  ASSERT_EQ(again.kernels.size(), 2u) << again.cli.output;
+  EXPECT_EQ(again.kernels[0].verdict, 5) << again.kernels[0].reason;
+  EXPECT_EQ(again.kernels[1].verdict, 5) << again.kernels[1].reason;
+  EXPECT_TRUE(again.kernels[1].template_results_json.empty());
+}
+
+TEST(SearchTemplated, OclAndTritonAbortBeforeAnyRequest) {
+  Scratch s;
+  auto server = LlmTestServer::start(
+      nlohmann::json{{"default", {{"content", answer("correct.cpp", "unused")}}}},
+      s.dir() / "server");
+  ASSERT_TRUE(server.is_ok()) << server.message();
+  CliRun ocl = s.run(with_quick({"run", "task=" + example("softmax_ocl").string(), "max_iters=1",
+                                 "prompt.allow_templated=true", servers_arg(**server)}));
+  EXPECT_NE(ocl.exit_code, 0);
+  EXPECT_CONTAINS(ocl.output, "Must provide example if allow_templated=True");
+  CliRun triton =
+      s.run(with_quick({"run", "task=" + example(kTask).string(), "language=triton", "max_iters=1",
+                        "prompt.allow_templated=true", servers_arg(**server)}));
+  EXPECT_NE(triton.exit_code, 0);
+  EXPECT_CONTAINS(triton.output, "Must provide example if allow_templated=True");
+  EXPECT_TRUE((*server)->log_lines().empty()) << "a request reached the server";
+}
+
+}  // namespace
+}  // namespace kf::e2e
