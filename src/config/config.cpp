@@ -193,6 +193,14 @@ Status validate_for_run(const Config& config) {
     // The exact text users of the Python KernelFoundry know (seed page).
     errors.push_back("AssertionError: Must provide example if allow_templated=True");
   }
+  if (config.get_bool("prompt.parametrize_best", false) &&
+      !config.get_bool("prompt.allow_templated")) {
+    errors.push_back(
+        "prompt.parametrize_best asks the model for a templated kernel, which needs "
+        "prompt.allow_templated: true (" +
+        config.origin("prompt.parametrize_best").describe() +
+        "); use prompt=parametrize_best, which sets both");
+  }
   if (!errors.empty()) return Status::error(join(errors, "\n"));
   return Status::ok();
 }

@@ -468,6 +468,21 @@ TEST(ValidateForRun, TemplatedNeedsAnExampleLanguage) {
   }
 }
 
+// prompt.parametrize_best needs templated kernels; the prompt=parametrize_best group sets both.
+TEST(ValidateForRun, ParametrizeBestNeedsTemplatedKernels) {
+  auto alone = compose_args(
+      {"task_name=t", "job_name=j", "language=CPP", "prompt.parametrize_best=true"});
+  ASSERT_TRUE(alone.is_ok()) << alone.message();
+  std::string message = validate_for_run(*alone).message();
+  EXPECT_NE(message.find("needs prompt.allow_templated: true"), std::string::npos) << message;
+  EXPECT_NE(message.find("prompt=parametrize_best"), std::string::npos) << message;
+  auto group = compose_args({"task_name=t", "job_name=j", "language=CPP", "prompt=parametrize_best"});
+  ASSERT_TRUE(group.is_ok()) << group.message();
+  EXPECT_TRUE(validate_for_run(*group).is_ok()) << validate_for_run(*group).message();
+  EXPECT_TRUE(group->get_bool("prompt.parametrize_best"));
+  EXPECT_TRUE(group->get_bool("prompt.allow_templated"));
+}
+
 TEST_F(TempTask, SeedPageSnippetsWorkAsWritten) {
   // Each "Or set it yourself" block of the optimisation-strategies page, in a task config.yaml.
   fs::path task = write("config.yaml",

@@ -263,6 +263,12 @@ std::vector<KeySpec> build_schema() {
           "CPP only (CPP and CUDA are evaluated; this build has no SYCL toolchain): with OCL or "
           "triton the run aborts with `AssertionError: Must provide example if "
           "allow_templated=True`."));
+  add(Row("prompt.parametrize_best", Kind::kBool, false,
+          "Ask the model to parametrise the current kernel when it is correct and not templated "
+          "yet: rewrite it as a templated kernel whose template parameters are its tuning choices, "
+          "each combination then built once and evaluated (objectives_parametrize.md; "
+          "docs/templating.md). Needs `allow_templated: true`; `prompt=parametrize_best` sets both. "
+          "With `start_from_best: true`, a short job that tunes the best kernel of an earlier one."));
   add(Row("prompt.template_dir", Kind::kString, kNull,
           "Folder of prompt template files overriding the shipped ones; null = shipped templates.")
           .nullable());

@@ -305,7 +305,7 @@ Status add_history(Assembler& a, const Shown& s) {
 
 Status add_objectives(Assembler& a, const Shown& s) {
   const PromptInputs& in = s.in;
-  auto name = objectives_template(in.parent);
+  auto name = objectives_template(in.parent, in.allow_templated && in.parametrize_best);
   if (!name) return name.status();
   TemplateValues v = common_values(in);
   if (in.parent) {

@@ -53,6 +53,9 @@ std::vector<TemplateSpec> make_specs() {
        {"max_chars", "items", "code_cut"},
        "the prompt was shortened to fit prompt.max_chars"},
       {"objectives_start", {"initial_code"}, "no parent yet (the first iteration)"},
+      {"objectives_parametrize",
+       {"verdict_name", "reason", "speedup", "best_speedup"},
+       "prompt.parametrize_best and the parent is correct and not templated yet"},
   };
   const char* kVerdicts[] = {"no_code",        "compile_error", "runtime_error",
                              "shape_mismatch", "wrong_values",  "correct"};

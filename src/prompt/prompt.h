@@ -55,6 +55,7 @@ struct PromptInputs {
   std::vector<PromptAttempt> attempts;
   size_t max_attempts_chars = 8000;
   bool include_reference = true, allow_templated = false;
+  bool parametrize_best = false;  // prompt.parametrize_best (with allow_templated)
   size_t max_log_chars = 6000;
   // prompt.max_chars: the most characters (bytes) of system + user prompt; see docs/prompts.md
   // ("Prompt size") for what is cut, in which order, when a prompt would be longer.

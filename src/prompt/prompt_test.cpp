@@ -307,6 +307,33 @@ TEST_F(PromptTest, TemplatedSectionOnlyWhenAllowed) {
   EXPECT_TRUE(has(refused.message(), "Must provide example if allow_templated=True"));
 }
 
+// prompt.parametrize_best (issue 11, item 4): a correct parent that is not templated gets the
+// parametrise objectives; a templated one, or a wrong one, the usual ones; off, never.
+TEST_F(PromptTest, ParametrizeBestAsksForATemplatedVersionOfACorrectKernel) {
+  TaskPackage matmul = load("matmul_cuda");
+  PromptInputs in = inputs(matmul, Language::kCuda);
+  in.allow_templated = true;
+  in.parametrize_best = true;
+  in.parent = kernel(kCorrect, "// THE BEST KERNEL\n", 2.0);
+  Prompt ask = build_ok(in);
+  std::string objectives = section_text(ask, "## Objectives");
+  EXPECT_TRUE(has(objectives, "parametrises it")) << objectives;
+  EXPECT_TRUE(has(objectives, "the value the current kernel uses")) << objectives;
+  EXPECT_TRUE(has_section(ask, "templated"));
+
+  PromptKernel templated = kernel(kCorrect, "// ALREADY TEMPLATED\n", 2.5);
+  templated.templates = "- tile=16: verdict 5, 2.50x (chosen)";
+  in.parent = templated;
+  EXPECT_FALSE(has(section_text(build_ok(in), "## Objectives"), "parametrises it"));
+
+  in.parent = kernel(kWrongValues, "// WRONG\n");
+  EXPECT_FALSE(has(section_text(build_ok(in), "## Objectives"), "parametrises it"));
+
+  in.parent = kernel(kCorrect, "// THE BEST KERNEL\n", 2.0);
+  in.parametrize_best = false;
+  EXPECT_FALSE(has(section_text(build_ok(in), "## Objectives"), "parametrises it"));
+}
+
 TEST_F(PromptTest, InspirationsCarryTheirResults) {
   PromptInputs in = inputs(softmax_);
   PromptKernel fast = kernel(kCorrect, "// INSPIRATION ONE\n", 1.5);

@@ -92,8 +92,11 @@ KernelLog kernel_log(const PromptKernel& k, size_t max_chars) {
   return {trim_log_for_prompt(trim(k.eval_log), max_chars), ""};
 }
 
-Result<std::string> objectives_template(const std::optional<PromptKernel>& parent) {
+Result<std::string> objectives_template(const std::optional<PromptKernel>& parent,
+                                        bool parametrize) {
   if (!parent) return std::string("objectives_start");
+  if (parametrize && parent->verdict == kCorrect && trim(parent->templates).empty())
+    return std::string("objectives_parametrize");
   static const char* kNames[] = {"no_code",        "compile_error", "runtime_error",
                                  "shape_mismatch", "wrong_values",  "correct"};
   if (parent->verdict < kNoCode || parent->verdict > kCorrect)

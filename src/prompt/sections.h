@@ -25,7 +25,10 @@ struct KernelLog {
 KernelLog kernel_log(const PromptKernel& kernel, size_t max_chars);
 // The objectives template for the parent's verdict ("objectives_start" when there is no parent);
 // an error for a verdict outside 0..5.
-Result<std::string> objectives_template(const std::optional<PromptKernel>& parent);
+// `parametrize`: prompt.parametrize_best; a correct parent that is not templated yet then gets
+// objectives_parametrize (make it a templated kernel) instead of objectives_correct.
+Result<std::string> objectives_template(const std::optional<PromptKernel>& parent,
+                                        bool parametrize = false);
 // "cuda", "ocl", ... as in per-language template names.
 std::string language_suffix(Language language);
 // The bullet list of hardware profiles (describe_arch), one per line.

@@ -58,7 +58,7 @@ struct Settings {
   size_t num_inspirations = 2, max_log_chars = 6000, max_prompt_chars = 200000;
   size_t max_attempts = 4, max_attempts_chars = 8000;
   size_t feedback_min_log_chars = 2000;  // feedback_llm_config.min_log_chars
-  bool include_reference = true, allow_templated = false;
+  bool include_reference = true, allow_templated = false, parametrize_best = false;
   ArchiveOptions archive;
   SamplingOptions sampling;
   MetaPromptOptions meta;
@@ -86,6 +86,7 @@ Settings read_settings(const Config& c) {
       static_cast<size_t>(c.get_int("feedback_llm_config.min_log_chars", 2000));
   s.include_reference = c.get_bool("prompt.include_reference", true);
   s.allow_templated = c.get_bool("prompt.allow_templated");
+  s.parametrize_best = c.get_bool("prompt.parametrize_best", false);
   // One branch refines the best kernel: one island is all it needs.
   s.archive.num_islands = s.branches > 1 ? static_cast<int>(c.get_int("search.num_islands", 2)) : 1;
   s.archive.migration_interval = static_cast<int>(c.get_int("search.migration_interval", 3));
@@ -827,6 +828,7 @@ KernelRecord Search::run_branch(const BranchPlan& plan) {
   PromptInputs inputs = prompt_inputs();
   inputs.include_reference = s_.include_reference;
   inputs.allow_templated = s_.allow_templated;
+  inputs.parametrize_best = s_.parametrize_best;
   inputs.trial = plan.trial;
   inputs.max_iters = s_.max_iters;
   if (plan.parent) {
