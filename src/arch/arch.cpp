@@ -135,6 +135,20 @@ std::string arch_name_of(const FoundDevice& found) {
   return s.empty() ? "native-unnamed" : "native-" + s;
 }
 
+ArchProfile profile_of_found(const FoundDevice& found) {
+  ArchProfile p = found.cpu ? host_profile("cpu") : ArchProfile{};
+  p.name = arch_name_of(found);
+  if (!found.cpu) p.vendor = "local";
+  p.description = "'" + found.name + "'" +
+                  (found.backend.empty() ? "" : " (" + found.backend + ")") + ", found at run time";
+  p.cuda_sm = found.cuda_sm;
+  if (found.compute_units > 0 && !found.cpu) p.compute_units = found.compute_units;
+  if (found.l2_bytes > 0) p.l2_mib = found.l2_bytes / double(1 << 20);
+  if (found.local_mem_bytes > 0 && !found.cpu)
+    p.shared_kib_per_block = int(found.local_mem_bytes / 1024);
+  return p;
+}
+
 std::string arch_claim_problem(const ArchProfile& claimed, const FoundDevice& found) {
   if (claimed.name == "native") return "";
   std::string where = "'" + found.name + "'";

@@ -34,7 +34,16 @@ struct FoundDevice {
   std::string name;     // the runtime's device name ("NVIDIA H200", "cpu-haswell-...")
   std::string backend;  // "host", "opencl", "cuda", ...
   bool cpu = false;     // a CPU: the host backend, or an OpenCL device of type CPU
+  // What the harness read of the device (0 / "" = not said): for a device without a profile.
+  std::string cuda_sm;  // "sm_90"
+  int compute_units = 0;
+  int max_threads_per_group = 0;
+  double l2_bytes = 0, local_mem_bytes = 0;
 };
+
+// The profile of a device found by `native` that has none in the table: its name, and what the
+// harness read of it (compute units, L2, shared/local memory per block or group).
+ArchProfile profile_of_found(const FoundDevice& found);
 
 // The profile name of a found device: the known profile whose device names the device's name
 // contains, "cpu" for a CPU, else a name made from the device's own ("native-nvidia-rtx-a6000"),

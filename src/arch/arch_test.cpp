@@ -57,4 +57,24 @@ TEST(Arch, ClaimIsCheckedAgainstTheDeviceFound) {
   EXPECT_NE(arch_claim_problem(*find_arch("h200"), {"NVIDIA H200", "opencl", true}), "");
 }
 
+// A device without a profile is described by what the harness read of it.
+TEST(Arch, FoundDeviceWithoutAProfileKeepsWhatTheHarnessRead) {
+  FoundDevice a6000{"NVIDIA RTX A6000", "cuda",     false, "sm_86", 84, 1024,
+                    6.0 * (1 << 20),    99.0 * 1024};
+  ArchProfile p = profile_of_found(a6000);
+  EXPECT_EQ(p.name, "native-nvidia-rtx-a6000");
+  EXPECT_EQ(p.cuda_sm, "sm_86");
+  EXPECT_EQ(p.compute_units, 84);
+  EXPECT_DOUBLE_EQ(p.l2_mib, 6.0);
+  EXPECT_EQ(p.shared_kib_per_block, 99);
+  EXPECT_NE(describe_arch(p).find("'NVIDIA RTX A6000' (cuda), found at run time"),
+            std::string::npos)
+      << describe_arch(p);
+  // A CPU keeps the host's hardware threads, not an OpenCL runtime's count of them.
+  ArchProfile cpu = profile_of_found({"pthread-skylake", "opencl", true, "", 7, 4096, 0, 65536});
+  EXPECT_EQ(cpu.name, "cpu");
+  EXPECT_EQ(cpu.shared_kib_per_block, 0);
+  EXPECT_GT(cpu.compute_units, 0);
+}
+
 }  // namespace kf

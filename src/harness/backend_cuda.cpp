@@ -154,6 +154,9 @@ class CudaDevice : public Device {
     cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_);
     l2_bytes_ = static_cast<std::size_t>(std::max(l2, 0));
     sm_count_ = prop.multiProcessorCount;
+    max_threads_per_block_ = prop.maxThreadsPerBlock;
+    shared_bytes_per_block_ = std::max(prop.sharedMemPerBlock, prop.sharedMemPerBlockOptin);
+    global_mem_bytes_ = prop.totalGlobalMem;
     KF_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, not inside the first sample
     KF_CUDA_CHECK(cudaEventCreate(&start_));
     KF_CUDA_CHECK(cudaEventCreate(&stop_));
@@ -179,8 +182,13 @@ class CudaDevice : public Device {
     int runtime = 0, driver = 0;
     cudaRuntimeGetVersion(&runtime);
     cudaDriverGetVersion(&driver);
+    // The limits with the names the OpenCL backend uses (arch/arch.h: FoundDevice reads them).
     return {{"arch", arch_},
             {"l2_bytes", std::to_string(l2_bytes_)},
+            {"compute_units", std::to_string(sm_count_)},
+            {"max_threads_per_group", std::to_string(max_threads_per_block_)},
+            {"local_mem_bytes", std::to_string(shared_bytes_per_block_)},
+            {"global_mem_bytes", std::to_string(global_mem_bytes_)},
             {"cuda_runtime", std::to_string(runtime)},
             {"cuda_driver", std::to_string(driver)},
             {"timer", cupti_ != nullptr && cupti_->loaded()
@@ -480,6 +488,8 @@ class CudaDevice : public Device {
   std::size_t staging_bytes_ = 0;
   std::string name_, arch_;
   std::size_t l2_bytes_ = 0;
+  int max_threads_per_block_ = 0;
+  std::size_t shared_bytes_per_block_ = 0, global_mem_bytes_ = 0;
   cudaEvent_t start_ = nullptr, stop_ = nullptr, tail_ = nullptr;
   double tail_baseline_ms_ = 0;
   std::string side_stream_note_;

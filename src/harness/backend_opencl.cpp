@@ -39,10 +39,13 @@ class OpenCLDevice : public Device {
   Backend backend() const override { return Backend::OpenCL; }
   std::string name() const override { return runtime_.device_name(); }
   std::vector<std::pair<std::string, std::string>> info() const override {
-    return {{"platform", runtime_.platform_name()},
-            {"device_type", runtime_.is_cpu() ? "cpu" : "gpu"},
-            {"device_version", runtime_.device_version()},
-            {"driver", runtime_.driver_version()}};
+    std::vector<std::pair<std::string, std::string>> info = {
+        {"platform", runtime_.platform_name()},
+        {"device_type", runtime_.is_cpu() ? "cpu" : "gpu"},
+        {"device_version", runtime_.device_version()},
+        {"driver", runtime_.driver_version()}};
+    for (auto& limit : runtime_.limits()) info.push_back(std::move(limit));
+    return info;
   }
 
   // No guard page here (alloc_buffer keeps the default: the guard pattern after the data), so an

@@ -373,4 +373,19 @@ void ClKernel::set_arg_raw(unsigned index, std::size_t size, const void* value) 
                     std::to_string(size) + " bytes) failed: " + cl_error_name(err) + hint);
 }
 
+std::vector<std::pair<std::string, std::string>> OpenCLRuntime::limits() const {
+  cl_uint units = 0;
+  std::size_t group = 0;
+  cl_ulong local = 0, global = 0;
+  clGetDeviceInfo(device_, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, nullptr);
+  clGetDeviceInfo(device_, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof group, &group, nullptr);
+  clGetDeviceInfo(device_, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, nullptr);
+  clGetDeviceInfo(device_, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global, nullptr);
+  return {{"compute_units", std::to_string(units)},
+          {"max_threads_per_group", std::to_string(group)},
+          {"local_mem_bytes", std::to_string(local)},
+          {"global_mem_bytes", std::to_string(global)},
+          {"global_cache_bytes", std::to_string(global_cache_bytes_)}};
+}
+
 }  // namespace kernelfoundry

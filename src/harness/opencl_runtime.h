@@ -50,6 +50,8 @@ class OpenCLRuntime : public OpenCL {
   const std::string& driver_version() const { return driver_version_; }
   bool is_cpu() const { return is_cpu_; }
   std::size_t global_cache_bytes() const { return global_cache_bytes_; }
+  // The device's limits: compute units, work-group size, local and global memory.
+  std::vector<std::pair<std::string, std::string>> limits() const;
 
  private:
   cl_program build(const std::string& file, const std::string& options);

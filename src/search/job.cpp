@@ -250,6 +250,15 @@ FoundDevice found_device(const nlohmann::json& harness) {
   nlohmann::json info = harness.value("device_info", nlohmann::json::object());
   found.cpu =
       found.backend == "host" || (info.is_object() && info.value("device_type", "") == "cpu");
+  if (info.is_object()) {
+    // The harness writes every value as text.
+    auto number = [&](const char* key) { return std::atof(info.value(key, "0").c_str()); };
+    found.cuda_sm = info.value("arch", "");
+    found.compute_units = int(number("compute_units"));
+    found.max_threads_per_group = int(number("max_threads_per_group"));
+    found.l2_bytes = number("l2_bytes");
+    found.local_mem_bytes = number("local_mem_bytes");
+  }
   return found;
 }
 
@@ -284,10 +293,14 @@ Status settle_arch(JobContext& job, const nlohmann::json& harness) {
   if (profile && !found.cpu) {
     job.arch = *profile;  // a known device: its figures for prompts and bounds
   } else {
-    job.arch.name = name;
-    job.arch.description = "'" + found.name + "'" +
-                           (found.backend.empty() ? "" : " (" + found.backend + ")") +
-                           ", found at run time";
+    double dram_gbps = job.arch.dram_gbps;  // a CPU's measured copy bandwidth, when there is one
+    job.arch = profile_of_found(found);
+    job.arch.dram_gbps = dram_gbps;
+    // Kernels on the host CPU get the copy bandwidth measured once per machine (as gpu_arch cpu
+    // does at start); a failed measurement leaves it unknown.
+    if (found.cpu && job.arch.dram_gbps <= 0)
+      (void)apply_host_bandwidth(job.arch,
+                                 fs::path(job.config.get_string("paths.cache_dir", "runs/cache")));
   }
   job.gpu_arch = name;
   return Status::ok();
