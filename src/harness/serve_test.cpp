@@ -119,7 +119,13 @@ TEST(JudgeServe, ChecksCandidatesInTurnFromWhatItKeeps) {
                  c = read_json(root + "/c.json");
   EXPECT_EQ(a["status"], "pass") << a.dump();
   EXPECT_EQ(b["status"], "wrong") << b.dump();
-  EXPECT_NE(b["reason"].get<std::string>().find("timed call"), std::string::npos) << b["reason"];
+  // Caught by the check of the picked timed call, or by the call on fresh inputs after the timing
+  // loop: once in CI the picked call was one of the first, still right (the correctness phase's
+  // call count is not fixed), and the second check caught it.
+  std::string why = b["reason"].get<std::string>();
+  EXPECT_TRUE(why.find("timed call") != std::string::npos ||
+              why.find("after the timing loop") != std::string::npos)
+      << why;
   // The wrong candidate's check left the kept inputs as drawn: the good one passes again.
   EXPECT_EQ(c["status"], "pass") << c.dump();
   // Warmed: no check regenerated inputs or re-ran the reference for the call after timing.
