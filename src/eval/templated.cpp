@@ -481,6 +481,11 @@ Result<std::optional<TemplatedKernel>> parse_templated(const std::string& code) 
     for (const TemplateCombination& c : k.combinations) seen = seen || c.values == combo.values;
     if (!seen) k.combinations.push_back(std::move(combo));
   }
+  if (k.combinations.size() > kMaxTemplateCombinations)
+    return R::error(strprintf(
+        "templated kernel: the dispatcher lists %zu combinations; at most %zu are evaluated "
+        "(each is a full evaluation): list the few worth measuring",
+        k.combinations.size(), kMaxTemplateCombinations));
   return R(std::optional<TemplatedKernel>(std::move(k)));
 }
 
@@ -548,7 +553,15 @@ std::string template_results_text(const nlohmann::json& results) {
     line += std::string(verdict_name(verdict));
     if (r.contains("speedup") && r["speedup"].is_number())
       line += strprintf(", speedup %.3fx", r["speedup"].get<double>());
-    if (r.value("chosen", false)) line += " (chosen: the kernel's result)";
+    if (r.value("chosen", false) && !r.contains("confirmed_verdict")) {
+      line += " (chosen: the kernel's result)";
+    } else if (r.value("chosen", false)) {
+      // Picked by this run's figure, then run again: that run is the kernel's result.
+      line += r.value("confirmed_verdict", 0) == kCorrect && r["confirmed_speedup"].is_number()
+                  ? strprintf(" (chosen; its confirming run, the kernel's result: %.3fx)",
+                              r["confirmed_speedup"].get<double>())
+                  : " (chosen; its confirming run failed)";
+    }
     if (verdict != kCorrect) {
       std::string why = r.value("reason", std::string());
       if (why.size() > 200) {

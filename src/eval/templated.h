@@ -36,6 +36,10 @@ struct TemplatedKernel {
   std::vector<std::string> tuning_names() const;
 };
 
+// The most combinations one templated kernel may list: each is a full evaluation, and the
+// fastest of many noisy measurements would be a lottery ticket per combination.
+constexpr size_t kMaxTemplateCombinations = 64;
+
 // Reads the dispatcher from a source file's text. nullopt: the code has no call of
 // forward_templated<...> (not a templated kernel). An error says what cannot be read (a value
 // that is not a literal, instantiations with different numbers of arguments, a static

@@ -222,6 +222,26 @@ TEST(Templated, DuplicateCombinationsAreListedOnce) {
   EXPECT_EQ(labels(k), (std::vector<std::string>{"a=1", "a=2"}));
 }
 
+// Each combination is a full evaluation and one more draw of a noisy measurement: a dispatcher
+// may list kMaxTemplateCombinations, not one more.
+TEST(Templated, AtMostSixtyFourCombinations) {
+  auto dispatcher = [](size_t n) {
+    std::string code =
+        "template <int A> void forward_templated(int* p) {}\nvoid go(int* p, int a) {\n";
+    for (size_t i = 1; i <= n; ++i)
+      code += "  if (a == " + std::to_string(i) + ") return forward_templated<" +
+              std::to_string(i) + ">(p);\n";
+    return code + "}\n";
+  };
+  EXPECT_EQ(parse_ok(dispatcher(kMaxTemplateCombinations)).combinations.size(),
+            kMaxTemplateCombinations);
+  auto over = parse_templated(dispatcher(kMaxTemplateCombinations + 1));
+  ASSERT_FALSE(over.is_ok());
+  EXPECT_NE(over.message().find("lists 65 combinations; at most 64 are evaluated"),
+            std::string::npos)
+      << over.message();
+}
+
 TEST(Templated, GeneratedEntryCallsTheDispatcherWithTheRunsParameters) {
   TemplatedKernel k = parse_ok(R"(#include "reduce.h"
 namespace fast {
@@ -295,6 +315,17 @@ TEST(Templated, ResultsTextIsOneLinePerCombination) {
             "- a=1: correct, speedup 1.500x (chosen: the kernel's result)");
   EXPECT_NE(text.find("\n- a=2: wrong values: output 'y': xxx"), std::string::npos) << text;
   EXPECT_LT(text.size(), 320u) << "long reasons are cut";
+  results[0]["confirmed_verdict"] = 5;
+  results[0]["confirmed_speedup"] = 1.25;
+  std::string confirmed = template_results_text(results);
+  EXPECT_EQ(confirmed.substr(0, confirmed.find('\n')),
+            "- a=1: correct, speedup 1.500x (chosen; its confirming run, the kernel's result: "
+            "1.250x)");
+  results[0]["confirmed_verdict"] = 4;
+  results[0]["confirmed_speedup"] = nullptr;
+  std::string failed = template_results_text(results);
+  EXPECT_EQ(failed.substr(0, failed.find('\n')),
+            "- a=1: correct, speedup 1.500x (chosen; its confirming run failed)");
   EXPECT_EQ(template_results_text(nullptr), "");
   EXPECT_EQ(template_results_text(nlohmann::json::array()), "");
 }

@@ -44,6 +44,9 @@ struct Candidate {
   // and the candidate does the honest work (its memo only serves the correctness calls' repeats,
   // on identical inputs). It may come back correct; it gains nothing.
   bool defeated_if_correct = false;
+  // Many equal template combinations, to be credited with the luckiest of their measurements: it
+  // may come back correct, but only with the figure of the chosen combination's confirming run.
+  bool confirmed_if_correct = false;
   bool honest() const { return file.rfind("honest_", 0) == 0; }
 };
 
@@ -71,6 +74,7 @@ const std::vector<Candidate>& adversarial() {
        false,
        true},
       {"reduction_cpp", "adv_detached_thread.cpp", {"thread"}},
+      {"reduction_cpp", "adv_templated_lottery.cpp", {"confirming run"}, false, false, true},
       {"reduction_cpp", "adv_memo_file.cpp", {"fopen", "fwrite", "file"}},
       {"reduction_cpp", "adv_replace_cached_binary.cpp", {"rename", "opendir", "chmod", "file"}},
       {"reduction_cpp", "adv_db_edit.cpp", {"dlopen", "dlsym"}},
@@ -400,6 +404,18 @@ TEST_P(Integrity, CaughtOrClean) {
     EXPECT_EQ(job.results.value("best_uuid", ""), k.uuid) << "an honest kernel is not counted";
   } else if (c.defeated_if_correct && k.verdict == 5 && !is_suspect(k)) {
     std::cout << "[" << c.file << "] defeated: correct, its memo never hit a timed call\n";
+  } else if (c.confirmed_if_correct && k.verdict == 5) {
+    EXPECT_NE(k.reason.find("(confirmed in a fresh run: "), std::string::npos) << log;
+    auto combos = nlohmann::json::parse(k.template_results_json, nullptr, false);
+    ASSERT_TRUE(combos.is_array()) << k.template_results_json;
+    EXPECT_EQ(combos.size(), 8u);
+    for (const auto& combo : combos) {
+      if (!combo.value("chosen", false)) continue;
+      ASSERT_TRUE(combo["confirmed_speedup"].is_number()) << combo.dump();
+      ASSERT_TRUE(k.speedup.has_value());
+      EXPECT_DOUBLE_EQ(*k.speedup, combo["confirmed_speedup"].get<double>());
+    }
+    std::cout << "[" << c.file << "] confirmed: its figure is its confirming run's\n";
   } else if (c.contained_if_correct && k.verdict == 5) {
     std::cout << "[" << c.file << "] contained: correct and clean, nothing it tried to read exists "
               << "in its sandbox\n";
