@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -51,7 +52,11 @@ ProfileSummary summarise_perf(const std::vector<PerfCount>& counts, const std::s
   ProfileSummary s;
   std::map<std::string, double> v;
   std::vector<std::string> missing;
+  const std::vector<std::string>& asked = perf_events();
   for (const PerfCount& c : counts) {
+    // Only the events perf was asked for: the file lies in the candidate's work directory, and a
+    // line it wrote there names nothing the prompt should repeat.
+    if (std::find(asked.begin(), asked.end(), c.event) == asked.end()) continue;
     // Scheduler events happen in the kernel: counted in user space only they are always 0.
     if (c.user_only && (c.event == "context-switches" || c.event == "cpu-migrations")) continue;
     if (c.counted) {

@@ -121,11 +121,15 @@ TEST(EvalCpp, CorrectKernelIsProfiledBesideTheReference) {
     have_perf = have_perf || (!dir.empty() && ::access((dir + "/perf").c_str(), X_OK) == 0);
   if (!have_perf) GTEST_SKIP() << "perf is not on PATH (scripts/setup.sh installs linux-perf)";
   Scratch s;
-  std::vector<std::string> args = {
-      "eval", "task=" + example(kTask).string(), "job_name=cpp_profile",
-      "eval_config.profile_original_model=true", candidate(kTask, "correct.cpp").string()};
-  for (const auto& a : Scratch::quick_args()) args.push_back(a);
-  JobOutcome job = s.run_job("cpp_profile", args);
+  // correct.cpp in an eval job of its own with one setting.
+  auto eval_correct = [&](const std::string& job_name, const std::string& setting) {
+    std::vector<std::string> args = {"eval", "task=" + example(kTask).string(),
+                                     "job_name=" + job_name, setting,
+                                     candidate(kTask, "correct.cpp").string()};
+    for (const auto& a : Scratch::quick_args()) args.push_back(a);
+    return s.run_job(job_name, args);
+  };
+  JobOutcome job = eval_correct("cpp_profile", "eval_config.profile_original_model=true");
   ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output;
   ASSERT_EQ(job.kernels.size(), 1u);
   EXPECT_CONTAINS(job.cli.output, ", profile ");
@@ -144,11 +148,7 @@ TEST(EvalCpp, CorrectKernelIsProfiledBesideTheReference) {
   EXPECT_TRUE(profile["reference"].is_object());
 
   // Off: no profile section, nothing stored.
-  std::vector<std::string> off = {
-      "eval", "task=" + example(kTask).string(), "job_name=cpp_no_profile",
-      "eval_config.profile_custom_model=false", candidate(kTask, "correct.cpp").string()};
-  for (const auto& a : Scratch::quick_args()) off.push_back(a);
-  JobOutcome quiet = s.run_job("cpp_no_profile", off);
+  JobOutcome quiet = eval_correct("cpp_no_profile", "eval_config.profile_custom_model=false");
   ASSERT_EQ(quiet.cli.exit_code, 0) << quiet.cli.output;
   ASSERT_EQ(quiet.kernels.size(), 1u);
   EXPECT_EQ(quiet.kernels[0].eval_log.find("== profile"), std::string::npos);
