@@ -34,8 +34,14 @@ class Rng {
   std::uint64_t state_;
 };
 
+// Near values are preferred with a remainder modulo this that no listed value of the dimension
+// has, and not 0 (no tail at all, which any vector width handles): code that handles only the
+// listed shapes' tails (cols % 8 of 1, say) must meet another.
+constexpr long kTailModulus = 8;
+
 struct Range {
   long lo = 0, hi = 0;
+  unsigned listed_tails = 1;  // bit k: some listed value v has v % kTailModulus == k; bit 0 set
 };
 
 // Per dimension: [max(1, min), max] over every listed shape that has it. A dimension whose
@@ -50,6 +56,7 @@ std::map<std::string, Range> dim_ranges(const ListedShapes& listed) {
           it->second.lo = std::min(it->second.lo, value);
           it->second.hi = std::max(it->second.hi, value);
         }
+        if (value >= 0) it->second.listed_tails |= 1u << (value % kTailModulus);
       }
     }
   }
@@ -69,15 +76,20 @@ double volume(const ShapeDims& shape) {
   return v;
 }
 
-// `value` moved by 1..7 up or down, staying in `r`; unchanged when no such move exists.
+// `value` moved by 1..7 up or down, staying in `r`, to a remainder modulo kTailModulus that no
+// listed value has (nor 0) where such a move exists; unchanged when no move exists.
 long near_value(long value, Range r, Rng& rng) {
-  std::vector<long> options;
+  std::vector<long> options, new_tails;
   for (long k = 1; k <= 7; ++k) {
-    if (value - k >= r.lo && value - k <= r.hi) options.push_back(value - k);
-    if (value + k >= r.lo && value + k <= r.hi) options.push_back(value + k);
+    for (long v : {value - k, value + k}) {
+      if (v < r.lo || v > r.hi) continue;
+      options.push_back(v);
+      if ((r.listed_tails & (1u << (v % kTailModulus))) == 0) new_tails.push_back(v);
+    }
   }
   if (options.empty()) return value;
-  return options[rng.next() % options.size()];
+  const std::vector<long>& from = new_tails.empty() ? options : new_tails;
+  return from[rng.next() % from.size()];
 }
 
 bool contains(const std::vector<ShapeDims>& list, const ShapeDims& shape) {
