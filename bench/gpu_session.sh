@@ -14,11 +14,13 @@
 #   bash bench/gpu_session.sh split      # the split nvcc build against nvcc as a whole
 #   OLD=old/.dist bash bench/gpu_session.sh overhead  # per-candidate cost, this tree vs $OLD
 #                                        # (TASKS="softmax_cuda" ROUNDS="1 2" pick a part)
+#   bash bench/gpu_session.sh profile    # Nsight Compute profiling of CUDA candidates and the
+#                                        # reference (the GPU e2e test, and the eval logs shown)
 #   bash bench/gpu_session.sh sbs        # side by side with the Python KernelFoundry 0.5.0
 #                                        # (bench/side_by_side.py; bench/wheels carried; SBS_ARGS
 #                                        # passes more arguments, e.g. "--budget-s 400 --py-max 2")
 set -uo pipefail
-stage=${1:?stage: validate, ncu, search, overhead, split, integrity or sbs}
+stage=${1:?stage: validate, ncu, search, overhead, split, integrity, profile or sbs}
 OUT=${OUT:-bench/results/h200}
 mkdir -p "$OUT"
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
@@ -105,6 +107,19 @@ case $stage in
   integrity)
     # Writes $OUT/integrity_cuda.txt; its exit status says whether every verdict was as expected.
     OUT=$OUT KF=$KF step bash bench/gpu_integrity.sh > "$OUT/integrity_stdout.txt" 2>&1
+    ;;
+  profile)
+    KF_CLI=$KF KF_SOURCE_DIR=$PWD step .dist/bin/gpu_e2e_test --gtest_filter='CudaProfile.*' \
+      > "$OUT/profile_e2e_test.txt" 2>&1
+    {
+      for pair in softmax_cuda:honest_warp_vec4.cu matmul_cuda:honest_tiled32.cu; do
+        t=${pair%%:*} c=${pair#*:}
+        step "$KF" eval task=examples/tasks/$t job_name=profile_$t eval_config.profile_original_model=true gpu_arch=native \
+          tests/gpu/candidates/$t/$c "${iso[@]}"
+        python3 -c 'import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute("select eval_log, length(profile_json) from kernels where job_name=?", (sys.argv[2],)).fetchall(); print("\n".join(f"{x[0]}\n(profile_json: {x[1]} bytes)" for x in r) or "no kernel")' \
+          "$scratch/kernels.sqlite3" "profile_$t"
+      done
+    } > "$OUT/profile_cuda.txt" 2>&1
     ;;
   sbs)
     # Writes $OUT/side_by_side.{json,txt} and side_by_side_logs.tar.gz; about 8 minutes.

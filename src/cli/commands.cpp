@@ -155,7 +155,7 @@ int cmd_test(const std::vector<std::string>& args) {
   JobContext job{std::move(*config), std::move(task)};
   job.language = *language;
   auto archs = normalize_gpu_archs(job.config);
-  auto arch = find_arch(archs.empty() ? "native" : archs[0]);
+  auto arch = find_arch(archs.empty() ? "native" : arch_profile_name(archs[0]));
   if (!arch) return fail(arch.message());
   job.arch = *arch;
   job.run_dir = fs::path(job.config.get_string("paths.logdir", "runs")) / "test";

@@ -166,8 +166,18 @@ std::vector<KeySpec> build_schema() {
       "profile name: `h200`, `cpu`, or `native-<device name>` for a device with no profile), or "
       "a profile name (`h100`, `bmg`, `cpu`, ...), which must be the device the reference runs "
       "on: another device stops the job before any kernel is stored, naming the device found. A "
-      "comma list / YAML list of names is accepted by `config show` but not run yet (the job "
-      "stops at start)."));
+      "comma list / YAML list of names evaluates every candidate on each arch's device "
+      "(`arch_targets`): verdict = the worst, speedup = the geometric mean over every (arch, "
+      "benchmark shape), each arch's results in the eval log. A name may carry a label after "
+      "`/` to tell two devices of one profile apart (`cpu/basic,cpu/pthread`)."));
+  add(Row("arch_targets", Kind::kStringOrList, kNull,
+          "Where each gpu_arch entry runs: a comma list / YAML list of `ARCH=cuda:N` (CUDA device "
+          "N) or `ARCH=opencl:PLATFORM[:DEVICE]` (the OpenCL platform whose name contains "
+          "PLATFORM, any case, and its device number from 0). Required for every arch when "
+          "gpu_arch lists several; with one arch, optional (else the environment's "
+          "`KF_OPENCL_PLATFORM` / `CUDA_VISIBLE_DEVICES` pick the device). The device found must "
+          "be the arch's, as for one arch.")
+          .nullable());
   add(Row("seed", Kind::kInt, 0,
           "Seed for the search's random choices (parents, inspirations, ensemble picks)."));
   add(Row("llm_rate_limit", Kind::kInt, 4,
@@ -263,12 +273,13 @@ std::vector<KeySpec> build_schema() {
           "CPP only (CPP and CUDA are evaluated; this build has no SYCL toolchain): with OCL or "
           "triton the run aborts with `AssertionError: Must provide example if "
           "allow_templated=True`."));
-  add(Row("prompt.parametrize_best", Kind::kBool, false,
-          "Ask the model to parametrise the current kernel when it is correct and not templated "
-          "yet: rewrite it as a templated kernel whose template parameters are its tuning choices, "
-          "each combination then built once and evaluated (objectives_parametrize.md; "
-          "docs/templating.md). Needs `allow_templated: true`; `prompt=parametrize_best` sets both. "
-          "With `start_from_best: true`, a short job that tunes the best kernel of an earlier one."));
+  add(Row(
+      "prompt.parametrize_best", Kind::kBool, false,
+      "Ask the model to parametrise the current kernel when it is correct and not templated "
+      "yet: rewrite it as a templated kernel whose template parameters are its tuning choices, "
+      "each combination then built once and evaluated (objectives_parametrize.md; "
+      "docs/templating.md). Needs `allow_templated: true`; `prompt=parametrize_best` sets both. "
+      "With `start_from_best: true`, a short job that tunes the best kernel of an earlier one."));
   add(Row("prompt.template_dir", Kind::kString, kNull,
           "Folder of prompt template files overriding the shipped ones; null = shipped templates.")
           .nullable());
@@ -365,11 +376,12 @@ std::vector<KeySpec> build_schema() {
           "Profile the reference too (once per job, same shape), shown beside each profiled kernel "
           "as the baseline to beat."));
   add(Row("eval_config.profile_custom_model", Kind::kBool, true,
-          "Profile each correct kernel: for kernels on a CPU (CPP; OpenCL on a CPU device) `perf "
-          "stat` over the timed calls of one benchmark shape, condensed into a few lines in the "
-          "eval log the next prompt shows, the figures stored as the kernel's `profile_json`. No "
-          "perf, or no permission, is a line in the log, never a failure. CUDA (Nsight Compute) is "
-          "not built yet: a CUDA job says so once."));
+          "Profile each correct kernel on one benchmark shape, inside its sandbox: CUDA with "
+          "Nsight Compute (`ncu`: one call; speed of light, occupancy, stall reasons, roofline), "
+          "kernels on a CPU (CPP; OpenCL on a CPU device) with `perf stat` over the timed calls; "
+          "condensed into a few lines in the eval log the next prompt shows, the figures stored "
+          "as the kernel's `profile_json`. No profiler, or no permission, is a line in the log, "
+          "never a failure; OpenCL on a GPU is not profiled (said once)."));
   add(Row("eval_config.num_seeds", Kind::kInt, 3,
           "Input seeds each candidate's correctness is checked with.")
           .at_least(1));

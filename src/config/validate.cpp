@@ -55,6 +55,11 @@ std::string suggest_key(const std::string& internal) {
   if (bad >= segs.size()) return "";
   prefix.pop_back();
   std::string parent = join_path(prefix);
+  // The key may sit at the wrong level: `noise_target: 0.01` at the top means eval_config's (an
+  // exact name elsewhere beats a near one here: `arch_targets` is not meant).
+  const std::string& leaf = segs.back();
+  std::vector<std::string> same_name = paths_ending_with(leaf);
+  if (!same_name.empty()) return same_name.front();
   std::string near = nearest(segs[bad], child_names(schema_path(parent)));
   if (!near.empty()) {
     std::vector<std::string> fixed = segs;
@@ -63,10 +68,6 @@ std::string suggest_key(const std::string& internal) {
     if (bad + 1 == segs.size() || is_known_path(schema_path(candidate)))
       return display_path(candidate);
   }
-  // The key may sit at the wrong level: `noise_target: 0.01` at the top means eval_config's.
-  const std::string& leaf = segs.back();
-  std::vector<std::string> same_name = paths_ending_with(leaf);
-  if (!same_name.empty()) return same_name.front();
   std::vector<std::string> leaves;
   std::vector<std::string> full;
   for (const KeySpec& spec : schema()) {

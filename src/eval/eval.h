@@ -12,6 +12,7 @@
 
 #include "arch/arch.h"
 #include "eval/paired.h"
+#include "eval/profile.h"
 #include "eval/sanitizer.h"
 #include "eval/templated.h"
 #include "eval/verdict.h"
@@ -71,6 +72,9 @@ struct EvalOptions {
   // (Evaluator::set_profiler).
   bool profile_candidates = true;
   bool profile_reference = false;
+  // Set in every run's environment (not the builds'): the device of this arch's target
+  // (eval/multi_arch.h); empty = the device our own environment selects.
+  std::vector<std::pair<std::string, std::string>> device_env;
   std::filesystem::path cache_dir;  // build cache
   std::filesystem::path work_root;  // candidates' directories are made under here
   // Held around every test run when candidates are evaluated from several threads: builds go in
@@ -134,6 +138,9 @@ struct EvalResult {
   // the chosen combination's parameters (whose run this result is); null for other kernels.
   nlohmann::json template_results;
   nlohmann::json template_params;
+  // Several archs (eval/multi_arch.h): the arch a result is of, and a merged result's parts.
+  std::string arch;
+  std::vector<EvalResult> per_arch;
 
   bool suspect() const;
   nlohmann::json runtimes_json()
@@ -142,6 +149,10 @@ struct EvalResult {
 
 // Whether integrity flags (a JSON array of {flag, detail, suspect}) hold a suspect one.
 bool flags_suspect(const nlohmann::json& flags);
+
+// The search's score of a result: its verdict, plus its speedup when it is correct and not
+// suspect.
+double eval_fitness(const EvalResult& result);
 
 // What one of the Evaluator's builds and runs adds to the package: generated sources
 // (package-relative path -> text) and arguments of the test child.
@@ -186,7 +197,8 @@ class Evaluator {
 
   // The profiler (eval/profile.h), once the reference has shown which device this is; empty =
   // none. With options.profile_reference the reference is profiled now, once for the job.
-  void set_profiler(const std::filesystem::path& tool);
+  // `arch` is the job's settled profile: the roofline of the ncu summary is drawn against it.
+  void set_profiler(const ProfilerSetup& setup, const ArchProfile& arch);
   // Profiles a correct kernel (evaluator_profile.cpp): its binary run again on one benchmark
   // shape (the one the reference spends longest on) in its run sandbox under the profiler,
   // counting the timed calls only. The figures go to result.profile and a section of the eval log
@@ -304,7 +316,8 @@ class Evaluator {
     nlohmann::json flags = nlohmann::json::array();
     std::vector<std::string> log_lines;
   };
-  std::filesystem::path profiler_;
+  ProfilerSetup profiler_;
+  ArchProfile profiler_arch_;
   nlohmann::json reference_profile_;  // the reference's figures, when profiled
   std::vector<std::string> reference_profile_lines_;
   // Runs the profiler on `binary` (the reference's with `reference_impl`); fills `out`.

@@ -83,6 +83,10 @@ bool EvalResult::suspect() const {
   return flags_suspect(flags);
 }
 
+double eval_fitness(const EvalResult& r) {
+  return r.verdict + ((r.verdict == kCorrect && r.speedup && !r.suspect()) ? *r.speedup : 0.0);
+}
+
 nlohmann::json EvalResult::runtimes_json() const {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [shape, t] : timings) {
@@ -440,8 +444,8 @@ EvalResult Evaluator::build_and_run(const std::string& id,
       if (task_.file(path) != nullptr)
         kept = path;
       else
-        generated[path] = templated_entry_source((*templated)->kernel,
-                                                 (*templated)->kernel.combinations.front());
+        generated[path] =
+            templated_entry_source((*templated)->kernel, (*templated)->kernel.combinations.front());
     }
   }
   for (const TaskFile& f : task_.files)
@@ -673,7 +677,7 @@ void Evaluator::score(EvalResult& r) const {
              strprintf("speedup %.1fx is above max_plausible_speedup (%.0fx)", *r.speedup,
                        options_.max_plausible_speedup),
              true);
-  r.fitness = r.verdict + ((r.verdict == kCorrect && r.speedup && !r.suspect()) ? *r.speedup : 0.0);
+  r.fitness = eval_fitness(r);
   if (r.verdict == kCorrect && r.suspect() &&
       r.reason.find("not counted as a win") == std::string::npos)
     r.reason += "; flagged by the integrity checks, not counted as a win";

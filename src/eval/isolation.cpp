@@ -69,7 +69,8 @@ SandboxOptions run_sandbox(const EvalOptions& options, const fs::path& source_di
     for (const std::string& dir : split(libs, ':'))
       if (!dir.empty() && fs::path(dir).is_absolute()) s.read_only_paths.push_back(dir);
   s.gpu = options.language != Language::kCpp;
-  s.pass_through = {"KF_OPENCL_PLATFORM", "POCL_*", "CUDA_VISIBLE_DEVICES"};
+  s.pass_through = {"KF_OPENCL_PLATFORM", "KF_OPENCL_DEVICE", "POCL_*", "CUDA_VISIBLE_DEVICES"};
+  s.env = options.device_env;
   return s;
 }
 

@@ -132,12 +132,27 @@ ProfileSummary summarise_perf(const std::vector<PerfCount>& counts, const std::s
   return s;
 }
 
-ProfilerSetup find_profiler(Language language, bool cpu_device, const std::string& path_env) {
+ProfilerSetup find_profiler(Language language, bool cpu_device, const std::string& path_env,
+                            const std::filesystem::path& toolkit_ncu) {
   ProfilerSetup setup;
+  auto on_path = [&](const char* name) -> std::filesystem::path {
+    for (const std::string& dir : split(path_env, ':')) {
+      if (dir.empty()) continue;
+      std::filesystem::path p = std::filesystem::path(dir) / name;
+      if (::access(p.c_str(), X_OK) == 0) return p;
+    }
+    return {};
+  };
   if (language == Language::kCuda) {
+    setup.tool = on_path("ncu");
+    if (setup.tool.empty() && ::access(toolkit_ncu.c_str(), X_OK) == 0) setup.tool = toolkit_ncu;
+    if (!setup.tool.empty()) {
+      setup.kind = ProfilerKind::kNcu;
+      return setup;
+    }
     setup.note =
-        "profiling: eval_config.profile_custom_model / profile_original_model: Nsight Compute "
-        "profiling of CUDA kernels is not built yet; kernels are not profiled";
+        "profiling: Nsight Compute (ncu) is not on PATH nor in /usr/local/cuda/bin (it comes "
+        "with the CUDA toolkit); CUDA kernels are not profiled (README: Profiling)";
     return setup;
   }
   if (!cpu_device) {
@@ -145,13 +160,10 @@ ProfilerSetup find_profiler(Language language, bool cpu_device, const std::strin
                  std::string(language_name(language)) + " on a GPU); kernels are not profiled";
     return setup;
   }
-  for (const std::string& dir : split(path_env, ':')) {
-    if (dir.empty()) continue;
-    std::filesystem::path p = std::filesystem::path(dir) / "perf";
-    if (::access(p.c_str(), X_OK) == 0) {
-      setup.tool = p;
-      return setup;
-    }
+  setup.tool = on_path("perf");
+  if (!setup.tool.empty()) {
+    setup.kind = ProfilerKind::kPerf;
+    return setup;
   }
   setup.note =
       "profiling: perf is not installed (Debian/Ubuntu: apt-get install linux-perf); kernels "

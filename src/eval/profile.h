@@ -2,8 +2,8 @@
 // profile_original_model): which profiler this machine has for the job's device, how its output
 // is read, and its figures condensed into a few lines of bottleneck text for the eval log (which
 // the next prompt shows). For kernels on a CPU (CPP; OpenCL on a CPU device) the profiler is
-// `perf stat`, counting only the timed calls of one benchmark shape (harness --perf-control).
-// Nsight Compute for CUDA is not built yet: a CUDA job says so in one line.
+// `perf stat`, counting only the timed calls of one benchmark shape (harness --perf-control); for
+// CUDA it is Nsight Compute on one call of that shape (eval/ncu.h).
 #pragma once
 
 #include <filesystem>
@@ -43,12 +43,16 @@ struct ProfileSummary {
 ProfileSummary summarise_perf(const std::vector<PerfCount>& counts, const std::string& shape,
                               long calls, double wall_ms_per_call, int cores);
 
-// The profiler for a job: `perf` found on PATH for a kernel on a CPU; else none, with the
-// one-line note the job prints (never an error: profiling is advice, not a verdict).
+// The profiler for a job: Nsight Compute (`ncu` on PATH, else in /usr/local/cuda/bin) for CUDA,
+// `perf` on PATH for a kernel on a CPU; else none, with the one-line note the job prints (never
+// an error: profiling is advice, not a verdict).
+enum class ProfilerKind { kNone, kPerf, kNcu };
 struct ProfilerSetup {
   std::filesystem::path tool;  // empty: no profiling
-  std::string note;            // one line for the job's output, when there is something to say
+  ProfilerKind kind = ProfilerKind::kNone;
+  std::string note;  // one line for the job's output, when there is something to say
 };
-ProfilerSetup find_profiler(Language language, bool cpu_device, const std::string& path_env);
+ProfilerSetup find_profiler(Language language, bool cpu_device, const std::string& path_env,
+                            const std::filesystem::path& toolkit_ncu = "/usr/local/cuda/bin/ncu");
 
 }  // namespace kf

@@ -125,7 +125,8 @@ TEST(Profile, NothingCountedIsSaid) {
   EXPECT_EQ(s.lines[0], "perf stat counted nothing on shape n=1");
 }
 
-// perf found on PATH for a CPU device; a missing perf, a GPU device or CUDA are one-line notes.
+// perf found on PATH for a CPU device, ncu for CUDA; a missing one, or a GPU device other than
+// CUDA's, is a one-line note.
 TEST(Profile, ProfilerLookup) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("kf_profile_test_" + std::to_string(::getpid()));
@@ -142,9 +143,21 @@ TEST(Profile, ProfilerLookup) {
   ProfilerSetup gpu = find_profiler(Language::kOcl, false, dir.string());
   EXPECT_TRUE(gpu.tool.empty());
   EXPECT_NE(gpu.note.find("on a GPU"), std::string::npos) << gpu.note;
-  ProfilerSetup cuda = find_profiler(Language::kCuda, false, dir.string());
+  ProfilerSetup cuda = find_profiler(Language::kCuda, false, dir.string(), "/nonexistent/ncu");
   EXPECT_TRUE(cuda.tool.empty());
-  EXPECT_NE(cuda.note.find("Nsight Compute"), std::string::npos) << cuda.note;
+  EXPECT_EQ(cuda.kind, ProfilerKind::kNone);
+  EXPECT_NE(cuda.note.find("Nsight Compute (ncu) is not on PATH"), std::string::npos) << cuda.note;
+  EXPECT_EQ(found.kind, ProfilerKind::kPerf);
+  // ncu on PATH, else where the toolkit installs it.
+  fs::path ncu = dir / "ncu";
+  std::ofstream(ncu) << "#!/bin/sh\n";
+  fs::permissions(ncu, fs::perms::owner_all);
+  ProfilerSetup on_path = find_profiler(Language::kCuda, false, dir.string(), "/nonexistent/ncu");
+  EXPECT_EQ(on_path.tool, ncu);
+  EXPECT_EQ(on_path.kind, ProfilerKind::kNcu);
+  ProfilerSetup in_toolkit = find_profiler(Language::kCuda, false, "/nonexistent", ncu);
+  EXPECT_EQ(in_toolkit.tool, ncu);
+  EXPECT_TRUE(in_toolkit.note.empty());
   fs::remove_all(dir);
 }
 

@@ -2,6 +2,7 @@
 // kernel-exact timing from CUPTI activity records (cupti_timing.h) with event timing on the
 // default stream as the fallback and cross-check, and an L2 flush (a read kernel, from PTX)
 // before cold samples.
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -138,7 +139,7 @@ DONE:
 
 class CudaDevice : public Device {
  public:
-  CudaDevice() {
+  explicit CudaDevice(bool under_profiler) : under_profiler_(under_profiler) {
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count == 0) {
@@ -163,7 +164,9 @@ class CudaDevice : public Device {
     KF_CUDA_CHECK(cudaEventCreate(&tail_));
     calibrate_tail();
     // Kernel-exact timing where libcupti loads; events otherwise (info() says which and why).
-    if (CuptiTimer::instance().load(reinterpret_cast<const void*>(&cudaGetDeviceCount)))
+    // Under a profiler (ncu) the profiler is the process's only CUPTI client.
+    if (!under_profiler_ &&
+        CuptiTimer::instance().load(reinterpret_cast<const void*>(&cudaGetDeviceCount)))
       cupti_ = &CuptiTimer::instance();
   }
   ~CudaDevice() override {
@@ -191,9 +194,9 @@ class CudaDevice : public Device {
             {"global_mem_bytes", std::to_string(global_mem_bytes_)},
             {"cuda_runtime", std::to_string(runtime)},
             {"cuda_driver", std::to_string(driver)},
-            {"timer", cupti_ != nullptr && cupti_->loaded()
-                          ? "cupti (" + cupti_->library() + ")"
-                          : "events (" + CuptiTimer::instance().why_not() + ")"}};
+            {"timer", cupti_ != nullptr && cupti_->loaded() ? "cupti (" + cupti_->library() + ")"
+                      : under_profiler_ ? std::string("events (under a profiler)")
+                                        : "events (" + CuptiTimer::instance().why_not() + ")"}};
   }
 
   void* alloc(std::size_t bytes) override {
@@ -341,8 +344,14 @@ class CudaDevice : public Device {
       KF_CUDA_CHECK(cudaDeviceSynchronize());
       if (!cupti_->start()) cupti_note_ = "CUPTI stopped working (" + cupti_->why_not() + ")";
     }
+    if (profile_next_) {
+      profile_next_ = false;
+      in_profile_range_ = cudaProfilerStart() == cudaSuccess;
+    }
     KF_CUDA_CHECK(cudaEventRecord(start_, nullptr));
   }
+
+  void profile_next_call() override { profile_next_ = true; }
 
   double end_call() override {
     cudaError_t launch = cudaGetLastError();  // launch errors of run()'s kernels
@@ -352,6 +361,10 @@ class CudaDevice : public Device {
     cudaError_t rec = cudaEventRecord(stop_, nullptr);
     if (cupti_ != nullptr) cupti_->mark_stop();  // after the record: run() had returned by then
     cudaError_t sync = cudaDeviceSynchronize();
+    if (in_profile_range_) {
+      in_profile_range_ = false;
+      cudaProfilerStop();
+    }
     cudaError_t tail = cudaEventRecord(tail_, nullptr);
     if (tail == cudaSuccess) tail = cudaEventSynchronize(tail_);
     CallRecords records;
@@ -499,12 +512,14 @@ class CudaDevice : public Device {
   void* flush_mem_ = nullptr;
   unsigned char flush_value_ = 0;
   const bool exact_buffers_ = std::getenv("KF_HARNESS_NO_GUARD_BYTES") != nullptr;
+  const bool under_profiler_;
+  bool profile_next_ = false, in_profile_range_ = false;
 };
 
 }  // namespace
 
-std::unique_ptr<Device> make_cuda_device() {
-  return std::make_unique<CudaDevice>();
+std::unique_ptr<Device> make_cuda_device(const DeviceOptions& options) {
+  return std::make_unique<CudaDevice>(options.under_profiler);
 }
 
 }  // namespace kernelfoundry

@@ -28,7 +28,7 @@ void ClKernel::set_arg_raw(unsigned, std::size_t, const void*) {
 #endif
 
 #ifndef KF_HARNESS_CUDA
-std::unique_ptr<Device> make_cuda_device() {
+std::unique_ptr<Device> make_cuda_device(const DeviceOptions&) {
   throw Error(
       "this task binary has no CUDA support: link -lkf_harness_cuda -lcudart instead of the "
       "harness flavour it was built with");

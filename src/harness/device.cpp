@@ -18,7 +18,7 @@ std::unique_ptr<Device> make_device(Backend backend, const DeviceOptions& option
     case Backend::OpenCL:
       return make_opencl_device(options);
     case Backend::CUDA:
-      return make_cuda_device();
+      return make_cuda_device(options);
   }
   throw Error("unknown backend");
 }

@@ -73,18 +73,24 @@ class Device {
   // the backend has one clock only.
   virtual std::string last_timer() const { return ""; }
 
+  // The next begin_call() .. end_call() is the profiler's range (CUDA: cudaProfilerStart/Stop,
+  // for ncu --profile-from-start off); nothing where the backend has no such range.
+  virtual void profile_next_call() {}
+
   virtual OpenCL* opencl() { return nullptr; }
 };
 
 struct DeviceOptions {
   std::string kernel_dir = ".";
+  // A run under a CUDA profiler (harness --profile-one-call): no CUPTI tracing of our own.
+  bool under_profiler = false;
 };
 
 // Throws Error (backend not linked into this flavour, no device) or DeviceError.
 std::unique_ptr<Device> make_device(Backend backend, const DeviceOptions& options);
 std::unique_ptr<Device> make_host_device();
 std::unique_ptr<Device> make_opencl_device(const DeviceOptions& options);
-std::unique_ptr<Device> make_cuda_device();
+std::unique_ptr<Device> make_cuda_device(const DeviceOptions& options = {});
 
 // Bytes a host-side cache flush writes: max(64 MiB, 2 x the last-level cache).
 std::size_t host_flush_bytes();

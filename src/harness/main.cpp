@@ -324,6 +324,7 @@ int run_protocol(const std::vector<std::string>& args, Problem& problem, const S
   try {
     DeviceOptions device_options;
     device_options.kernel_dir = options.kernel_dir;
+    device_options.under_profiler = options.profile_one_call;
     device = make_device(suite.backend, device_options);
   } catch (const std::exception& e) {
     report.fail(

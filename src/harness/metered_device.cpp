@@ -81,6 +81,7 @@ class MeteredDevice final : public Device {
   }
   void begin_call() override { d_->begin_call(); }
   double end_call() override { return d_->end_call(); }
+  void profile_next_call() override { d_->profile_next_call(); }
   std::string take_timing_note() override { return d_->take_timing_note(); }
   std::string take_timer_note() override { return d_->take_timer_note(); }
   std::string last_timer() const override { return d_->last_timer(); }

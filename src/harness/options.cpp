@@ -9,8 +9,13 @@ namespace kernelfoundry {
 namespace {
 
 const std::vector<std::string>& flag_names() {
-  static const std::vector<std::string> names = {"--ref",  "--warm",  "--list",
-                                                 "--help", "--serve", "--no-benchmark-shapes"};
+  static const std::vector<std::string> names = {"--ref",
+                                                 "--warm",
+                                                 "--list",
+                                                 "--help",
+                                                 "--serve",
+                                                 "--no-benchmark-shapes",
+                                                 "--profile-one-call"};
   return names;
 }
 
@@ -172,6 +177,7 @@ bool parse_options(const std::vector<std::string>& args, Options* out, std::stri
       }
       if (key == "--ref") o.ref = true;
       if (key == "--warm") o.warm = true;
+      if (key == "--profile-one-call") o.profile_one_call = true;
       if (key == "--list") o.list = true;
       if (key == "--help") o.help = true;
       if (key == "--serve") o.serve = true;
@@ -260,6 +266,9 @@ std::string usage_text(const std::string& program) {
          "                        for profiling one shape under ncu\n"
          "  --perf-control C,A    perf stat's control FIFOs (perf stat --control fifo:C,A -D -1):\n"
          "                        counters enabled around each shape's timed calls only\n"
+         "  --profile-one-call    Nsight Compute's range (ncu --profile-from-start off) covers "
+         "the\n"
+         "                        first timed call only (CUDA; CUPTI timing off in this run)\n"
          "  --extra-shapes J      more correctness shapes, JSON [{\"dims\": {\"rows\": 9}}, ...]\n"
          "  --no-benchmark-shapes the correctness phase leaves the benchmark shapes out\n"
          "split judge (the evaluator's protocol):\n"

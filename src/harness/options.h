@@ -32,6 +32,11 @@ struct Options {
   // "CTL,ACK": perf stat's control FIFOs (perf stat --control fifo:CTL,ACK -D -1): counting is
   // enabled around each shape's timed calls only, so setup, warm-up and checks are left out.
   std::string perf_control;
+  // A profiling run under Nsight Compute (ncu --profile-from-start off): the CUDA profiler's range
+  // (cudaProfilerStart/Stop) covers the first timed call of the shape only, so ncu profiles the
+  // kernels of one call, never the harness's fills, copies or checks; CUPTI timing stays off, ncu
+  // being the only CUPTI client in the process.
+  bool profile_one_call = false;
   // The split judge (DESIGN.md §6.2): the reference child writes its outputs to expected_out;
   // the candidate child runs no reference and writes its outputs to dump_dir; the checker (the
   // reference binary, holding no candidate code) compares check_dir against expected_dir.

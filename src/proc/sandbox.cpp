@@ -401,6 +401,7 @@ ProcessSpec sandboxed(ProcessSpec spec, const SandboxOptions& options) {
       wanted = wanted || matches(name, pattern);
     if (wanted) set_var(env, name, std::string(entry.substr(eq + 1)));
   }
+  for (const auto& [name, value] : options.env) set_var(env, name, value);
   for (const auto& [name, value] : spec.env) set_var(env, name, value);
   std::erase_if(env, [](const auto& entry) { return is_secret_env_name(entry.first); });
   spec.env = std::move(env);

@@ -67,6 +67,9 @@ struct SandboxOptions {
   // Further variables passed through when set in our environment (exact names, or prefixes
   // ending in '*', e.g. "TRITON_*"). Secret-looking names are dropped even when listed here.
   std::vector<std::string> pass_through;
+  // Variables set whatever our environment holds (after the pass-through ones; the spec's own
+  // env still goes on top): e.g. the device an arch's target selects.
+  std::vector<std::pair<std::string, std::string>> env;
   // Create work_dir/tmp for TMPDIR.
   bool create_tmp_dir = true;
 };

@@ -169,6 +169,68 @@ Status prepare_sanitizer(EvalOptions& options, const Toolchain& toolchain, std::
   return Status::ok();
 }
 
+namespace {
+
+// The job's archs (gpu_arch) with their targets (arch_targets), checked before anything runs.
+Result<std::vector<ArchLane>> arch_lanes(const Config& config, Language language) {
+  using R = Result<std::vector<ArchLane>>;
+  const std::string gpu_arch_key =
+      " (key 'gpu_arch', from " + config.origin("gpu_arch").describe() + ")";
+  const std::string targets_key =
+      " (key 'arch_targets', from " + config.origin("arch_targets").describe() + ")";
+  std::vector<ArchTarget> targets;
+  for (const std::string& entry : config.get_list("arch_targets")) {
+    if (trim(entry).empty()) continue;
+    auto target = parse_arch_target(entry);
+    if (!target) return R::error(target.message() + targets_key);
+    for (const ArchTarget& t : targets)
+      if (t.arch == target->arch)
+        return R::error("arch_targets names '" + t.arch + "' twice" + targets_key);
+    targets.push_back(std::move(*target));
+  }
+  std::vector<std::string> archs = normalize_gpu_archs(config);
+  if (archs.size() > 1 && language == Language::kCpp)
+    return R::error("gpu_arch lists " + std::to_string(archs.size()) + " archs (" +
+                    join(archs, ",") +
+                    "), but CPP kernels run on the host CPU only: set gpu_arch "
+                    "to cpu or native" +
+                    gpu_arch_key);
+  std::vector<ArchLane> lanes;
+  for (const std::string& name : archs) {
+    ArchLane lane;
+    lane.name = name;
+    if (archs.size() > 1 && arch_profile_name(name) == "native")
+      return R::error("gpu_arch lists " + join(archs, ",") +
+                      ": 'native' cannot be one of several archs; name each arch (a profile "
+                      "name, e.g. h100 or cpu, with a '/label' to tell two alike apart) and give "
+                      "it a device in arch_targets" +
+                      gpu_arch_key);
+    auto profile = find_arch(arch_profile_name(name));
+    if (!profile) return R::error(profile.message() + gpu_arch_key);
+    lane.arch = *profile;
+    for (const ArchTarget& t : targets) {
+      if (t.arch != name) continue;
+      lane.env = t.env;
+      lane.target = t.spec;
+    }
+    if (archs.size() > 1 && lane.target.empty())
+      return R::error("gpu_arch lists " + join(archs, ",") + ", but arch '" + name +
+                      "' has no device here: with several archs each needs an arch_targets entry "
+                      "(" +
+                      name + "=cuda:N for CUDA device N, or " + name +
+                      "=opencl:PLATFORM[:DEVICE] for an OpenCL platform whose name contains "
+                      "PLATFORM, and its device number)" +
+                      targets_key);
+    if (!lane.target.empty() && language == Language::kCpp)
+      return R::error("arch_targets gives arch '" + name + "' a device (" + lane.target +
+                      "), but CPP kernels run on the host CPU: remove the entry" + targets_key);
+    lanes.push_back(std::move(lane));
+  }
+  return lanes;
+}
+
+}  // namespace
+
 Result<JobContext> open_job(const std::vector<std::string>& args) {
   std::string task_path = task_arg(args);
   if (task_path.empty())
@@ -208,25 +270,23 @@ Result<JobContext> open_job(const std::vector<std::string>& args) {
     return Result<JobContext>::error(language.message() + " (key 'language', from " +
                                      job.config.origin("language").describe() + ")");
   job.language = *language;
-  std::vector<std::string> archs = normalize_gpu_archs(job.config);
-  if (archs.size() != 1)
-    return Result<JobContext>::error(
-        "gpu_arch lists " + std::to_string(archs.size()) + " archs (" + join(archs, ",") +
-        "); evaluating on several archs needs a device for each (remote executors), which this "
-        "build does not have yet: set gpu_arch to the one arch of this machine");
-  auto arch = find_arch(archs[0]);
-  if (!arch)
-    return Result<JobContext>::error(arch.message() + " (key 'gpu_arch', from " +
-                                     job.config.origin("gpu_arch").describe() + ")");
-  job.arch = *arch;
-  job.gpu_arch = archs[0];
-  // Kernels on the host CPU (CPP; OpenCL on the `cpu` arch, i.e. PoCL) get a roofline bound
-  // from a copy bandwidth measured once per machine; the profiles name none for a CPU.
-  if (job.language == Language::kCpp || (job.language == Language::kOcl && archs[0] == "cpu")) {
-    // A failed measurement leaves the bound off; the job goes on.
-    (void)apply_host_bandwidth(job.arch,
-                               fs::path(job.config.get_string("paths.cache_dir", "runs/cache")));
+  auto lanes = arch_lanes(job.config, job.language);
+  if (!lanes) return Result<JobContext>::error(lanes.message());
+  job.lanes = std::move(*lanes);
+  std::vector<std::string> archs;
+  for (ArchLane& lane : job.lanes) {
+    archs.push_back(lane.name);
+    // Kernels on the host CPU (CPP; OpenCL on the `cpu` arch, i.e. PoCL) get a roofline bound
+    // from a copy bandwidth measured once per machine; the profiles name none for a CPU.
+    if (job.language == Language::kCpp ||
+        (job.language == Language::kOcl && lane.arch.name == "cpu")) {
+      // A failed measurement leaves the bound off; the job goes on.
+      (void)apply_host_bandwidth(lane.arch,
+                                 fs::path(job.config.get_string("paths.cache_dir", "runs/cache")));
+    }
   }
+  job.arch = job.lanes.front().arch;
+  job.gpu_arch = join(archs, ",");
   job.job_name = job.config.get_string("job_name");
   job.task_name = job.config.get_string("task_name");
   job.run_dir = fs::path(job.config.get_string("paths.logdir", "runs")) / job.job_name;
@@ -264,17 +324,70 @@ FoundDevice found_device(const nlohmann::json& harness) {
 
 }  // namespace
 
-void prepare_profiler(Evaluator& evaluator, const JobContext& job, const EvalOptions& options,
-                      const nlohmann::json& harness, std::ostream& out) {
+void prepare_profiler(ArchEvaluators& evaluators, const JobContext& job, const EvalOptions& options,
+                      const std::vector<EvalResult>& references, std::ostream& out) {
   if (!options.profile_candidates && !options.profile_reference) return;
   const char* path = std::getenv("PATH");
-  ProfilerSetup setup =
-      find_profiler(job.language, found_device(harness).cpu, path != nullptr ? path : "");
-  if (!setup.note.empty()) out << setup.note << "\n";
-  evaluator.set_profiler(setup.tool);
+  std::vector<std::string> notes;
+  for (size_t i = 0; i < evaluators.size() && i < references.size(); ++i) {
+    ProfilerSetup setup = find_profiler(job.language, found_device(references[i].harness).cpu,
+                                        path != nullptr ? path : "");
+    if (!setup.note.empty() && std::find(notes.begin(), notes.end(), setup.note) == notes.end()) {
+      notes.push_back(setup.note);
+      out << setup.note << "\n";
+    }
+    evaluators.lane(i).set_profiler(setup, i < job.lanes.size() ? job.lanes[i].arch : job.arch);
+  }
 }
 
-Status settle_arch(JobContext& job, const nlohmann::json& harness) {
+std::string reference_done_line(const std::vector<EvalResult>& references) {
+  std::string line;
+  for (size_t i = 0; i < references.size(); ++i) {
+    const EvalResult& r = references[i];
+    if (i > 0) line += "reference on " + r.arch + ":";
+    line += strprintf(" ok (build %.2f s, tests %.2f s%s)", r.build_s, r.test_s,
+                      r.timing_source_text.c_str());
+    if (references.size() > 1 && i == 0) line += " on " + r.arch;
+    line += "\n";
+  }
+  return line;
+}
+
+nlohmann::json reference_runtimes(const std::vector<EvalResult>& references) {
+  if (references.size() == 1) return references.front().runtimes_json();
+  nlohmann::json out = nlohmann::json::object();
+  for (const EvalResult& r : references) out[r.arch] = r.runtimes_json();
+  return out;
+}
+
+namespace {
+
+// One arch of several: the device its target selected must be the one the arch names.
+Status settle_lane(const ArchLane& lane, const nlohmann::json& harness, const JobContext& job) {
+  if (!harness.is_object()) return Status::ok();
+  FoundDevice found = found_device(harness);
+  if (found.name.empty() && !found.cpu) return Status::ok();
+  std::string problem = arch_claim_problem(lane.arch, found);
+  if (problem.empty()) return Status::ok();
+  return Status::error(
+      "arch '" + lane.name + "' (target " + lane.target + "): " + problem +
+      ". A kernel is stored under its gpu_arch as where it ran, so the job stops before any is: "
+      "point the arch's arch_targets entry at its device, or name the arch after the device "
+      "found (" +
+      arch_name_of(found) + "). (keys 'gpu_arch' and 'arch_targets', from " +
+      job.config.origin("arch_targets").describe() + ")");
+}
+
+}  // namespace
+
+Status settle_arch(JobContext& job, const std::vector<EvalResult>& references) {
+  if (job.lanes.size() > 1) {
+    for (size_t i = 0; i < job.lanes.size() && i < references.size(); ++i)
+      KF_RETURN_IF_ERROR(settle_lane(job.lanes[i], references[i].harness, job));
+    return Status::ok();
+  }
+  if (references.empty()) return Status::ok();
+  const nlohmann::json& harness = references.front().harness;
   if (!harness.is_object()) return Status::ok();  // nothing said: nothing to check against
   FoundDevice found = found_device(harness);
   if (found.name.empty() && !found.cpu) return Status::ok();
@@ -303,6 +416,10 @@ Status settle_arch(JobContext& job, const nlohmann::json& harness) {
                                  fs::path(job.config.get_string("paths.cache_dir", "runs/cache")));
   }
   job.gpu_arch = name;
+  if (!job.lanes.empty()) {
+    job.lanes.front().name = name;
+    job.lanes.front().arch = job.arch;
+  }
   return Status::ok();
 }
 
@@ -355,24 +472,23 @@ Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candid
   if (Status s = prepare_sanitizer(options, *toolchain, out); !s) return fail_job(s.message());
   StoreReferenceTimings kept_timings(*job.store);
   options.reference_timings = &kept_timings;
-  Evaluator evaluator(job.task, options, *toolchain, runner);
+  ArchEvaluators evaluator(job.task, options, job.lanes, *toolchain, runner);
 
   out << "job " << job.job_name << ": task " << job.task_name << " (" << record.language << ", "
       << job.gpu_arch << "), " << candidates.size() << " candidate(s)\n";
   out << "reference: building and timing ..." << std::flush;
-  auto reference = evaluator.prepare_reference();
+  auto reference = evaluator.prepare_references();
   if (!reference) {
     out << " failed\n";
     return fail_job(reference.message());
   }
-  out << strprintf(" ok (build %.2f s, tests %.2f s%s)\n", reference->build_s, reference->test_s,
-                   reference->timing_source_text.c_str());
-  if (Status s = settle_arch(job, reference->harness); !s) return fail_job(s.message());
+  out << reference_done_line(*reference);
+  if (Status s = settle_arch(job, *reference); !s) return fail_job(s.message());
   if (record.gpu_arch != job.gpu_arch) {
     record.gpu_arch = job.gpu_arch;
     KF_RETURN_IF_ERROR(job.store->put_job(record));
   }
-  prepare_profiler(evaluator, job, options, reference->harness, out);
+  prepare_profiler(evaluator, job, options, *reference, out);
   if (seed_candidate) {  // looked up under the arch just settled
     auto seed = resolve_seed_kernel(job);
     if (!seed) return fail_job(seed.message());
@@ -387,8 +503,8 @@ Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candid
                             {"task_hash", job.task.hash},
                             {"language", record.language},
                             {"gpu_arch", job.gpu_arch},
-                            {"reference", reference->runtimes_json()},
-                            {"reference_timing", reference->timing_source},
+                            {"reference", reference_runtimes(*reference)},
+                            {"reference_timing", reference->front().timing_source},
                             {"kernels", nlohmann::json::array()}};
   JobSummary summary;
   auto evolve_blocks = job.task.blocks_of(BlockKind::kEvolve);
@@ -430,7 +546,7 @@ Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candid
     evaluator.profile(r);
     k.verdict = r.verdict;
     k.reason = r.reason;
-    k.runtimes_json = nlohmann::json{{job.gpu_arch, r.runtimes_json()}}.dump();
+    k.runtimes_json = arch_runtimes_json(r, job.gpu_arch).dump();
     k.speedup = r.speedup;
     k.speedup_interval = stored_interval(r.speedup ? r.speedup_interval : std::nullopt);
     k.fitness = r.fitness;

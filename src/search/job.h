@@ -13,6 +13,7 @@
 #include "arch/arch.h"
 #include "config/config.h"
 #include "eval/eval.h"
+#include "eval/multi_arch.h"
 #include "lang/lang.h"
 #include "proc/process.h"
 #include "store/store.h"
@@ -26,24 +27,33 @@ struct JobContext {
   Config config;
   TaskPackage task;
   Language language = Language::kCpp;
-  ArchProfile arch{};
-  std::string gpu_arch{};  // as configured (one name)
+  ArchProfile arch{};      // the first arch's profile (prompts show every lane's)
+  std::string gpu_arch{};  // as configured: one name, or several joined by ','
+  // One per gpu_arch entry, with the device its arch_targets entry selects (eval/multi_arch.h).
+  std::vector<ArchLane> lanes{};
   std::string job_name{}, task_name{};
   std::filesystem::path run_dir{};  // <logdir>/<job_name>
   std::unique_ptr<Store> store{};
 };
 
-// After the reference run (its harness result file `harness`): the gpu_arch the job claims,
-// checked against the device the reference ran on (an error when it is another device: kernels
-// are stored under their gpu_arch as where they ran), and `native` resolved to that device's
-// profile name (arch_name_of), with the profile's figures where the device is a known one.
-Status settle_arch(JobContext& job, const nlohmann::json& harness);
+// After the reference runs (one per lane, in lane order): each arch the job claims, checked
+// against the device its reference ran on (an error when it is another device: kernels are
+// stored under their gpu_arch as where they ran), and `native` resolved to that device's profile
+// name (arch_name_of), with the profile's figures where the device is a known one.
+Status settle_arch(JobContext& job, const std::vector<EvalResult>& references);
 
-// After the reference run: the profiler for this job's device (eval/profile.h) given to the
+// After the reference runs: the profiler for each lane's device (eval/profile.h) given to its
 // evaluator, when eval_config.profile_custom_model or profile_original_model is on; a missing
 // one is a one-line note on `out`.
-void prepare_profiler(Evaluator& evaluator, const JobContext& job, const EvalOptions& options,
-                      const nlohmann::json& harness, std::ostream& out);
+void prepare_profiler(ArchEvaluators& evaluators, const JobContext& job, const EvalOptions& options,
+                      const std::vector<EvalResult>& references, std::ostream& out);
+
+// The reference's progress line after "reference: building and timing ...": " ok (build B s,
+// tests T s...)", then a line per further arch.
+std::string reference_done_line(const std::vector<EvalResult>& references);
+
+// The reference's runtimes for results.json: its shapes' for one arch, {arch: shapes} for more.
+nlohmann::json reference_runtimes(const std::vector<EvalResult>& references);
 
 // Reads task=<package> from `args`, loads it, composes the config (shipped → task config.yaml →
 // overrides.yaml → args), validates it for a run and opens the kernel database.

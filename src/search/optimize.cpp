@@ -211,7 +211,9 @@ class Search {
     PromptInputs in;
     in.task = &job_.task;
     in.language = job_.language;
-    in.archs = {job_.arch};
+    in.archs.clear();
+    for (const ArchLane& lane : job_.lanes) in.archs.push_back(lane.arch);
+    if (in.archs.empty()) in.archs = {job_.arch};
     in.max_log_chars = s_.max_log_chars;
     in.max_chars = s_.max_prompt_chars;
     in.max_attempts_chars = s_.max_attempts_chars;
@@ -242,7 +244,7 @@ class Search {
   JobRecord record_;
   // Kept reference timings (the job's store), for evaluator_'s prepare_reference.
   std::unique_ptr<StoreReferenceTimings> kept_timings_;
-  std::unique_ptr<Evaluator> evaluator_;
+  std::unique_ptr<ArchEvaluators> evaluator_;
   std::unique_ptr<LlmBroker> broker_;
   std::optional<PromptTemplates> templates_;
   std::mutex device_lock_;
@@ -506,7 +508,7 @@ void Search::evaluate_into(KernelRecord& k, const std::vector<std::string>& code
   }
   k.verdict = eval->verdict;
   k.reason = eval->reason;
-  k.runtimes_json = nlohmann::json{{job_.gpu_arch, eval->runtimes_json()}}.dump();
+  k.runtimes_json = arch_runtimes_json(*eval, job_.gpu_arch).dump();
   k.speedup = eval->speedup;
   k.speedup_interval = stored_interval(eval->speedup ? eval->speedup_interval : std::nullopt);
   k.fitness = eval->fitness;
@@ -1045,7 +1047,8 @@ Result<SearchSummary> Search::run() {
   if (Status s = prepare_sanitizer(options, *toolchain, out_); !s) return fail(s.message());
   kept_timings_ = std::make_unique<StoreReferenceTimings>(*job_.store);
   options.reference_timings = kept_timings_.get();
-  evaluator_ = std::make_unique<Evaluator>(job_.task, options, *toolchain, runner_);
+  evaluator_ =
+      std::make_unique<ArchEvaluators>(job_.task, options, job_.lanes, *toolchain, runner_);
 
   out_ << "job " << job_.job_name << (s_.resume ? " (resumed)" : "") << ": task " << job_.task_name
        << " (" << language_ << ", " << job_.gpu_arch << "), " << s_.max_iters << " iteration(s) x "
@@ -1056,25 +1059,26 @@ Result<SearchSummary> Search::run() {
        << "\n";
   out_ << "reference: building and timing ..." << std::flush;
   double reference_begin = now_s();
-  auto reference = evaluator_->prepare_reference();
+  size_t failed_lane = 0;
+  auto references = evaluator_->prepare_references(&failed_lane);
   double reference_end = now_s();
-  if (!reference) {
+  if (!references) {
     out_ << (g_stop ? " stopped\n" : " failed\n");
     if (g_stop) return fail("interrupted by Ctrl-C while the reference was built and timed");
-    if (!evaluator_->reference_environment_error().empty())
-      return environment_stop(reference.message());
-    return fail(reference.message());
+    if (!evaluator_->lane(failed_lane).reference_environment_error().empty())
+      return environment_stop(references.message());
+    return fail(references.message());
   }
-  out_ << strprintf(" ok (build %.2f s, tests %.2f s%s)\n", reference->build_s, reference->test_s,
-                    reference->timing_source_text.c_str());
+  out_ << reference_done_line(*references);
+  const EvalResult* reference = &references->front();
   // The arch is a claim about where kernels run: checked against the device the reference ran
   // on; native becomes that device's name (and profile) before any kernel is stored.
-  if (Status s = settle_arch(job_, reference->harness); !s) return fail(s.message());
+  if (Status s = settle_arch(job_, *references); !s) return fail(s.message());
   if (record_.gpu_arch != job_.gpu_arch) {
     record_.gpu_arch = job_.gpu_arch;
     KF_RETURN_IF_ERROR(job_.store->put_job(record_));
   }
-  prepare_profiler(*evaluator_, job_, options, reference->harness, out_);
+  prepare_profiler(*evaluator_, job_, options, *references, out_);
   results_ = {{"format", "kernelfoundry-results"},
               {"version", 2},
               {"job_name", job_.job_name},
@@ -1082,7 +1086,7 @@ Result<SearchSummary> Search::run() {
               {"task_hash", job_.task.hash},
               {"language", language_},
               {"gpu_arch", job_.gpu_arch},
-              {"reference", reference->runtimes_json()},
+              {"reference", reference_runtimes(*references)},
               {"reference_timing", reference->timing_source},
               {"reference_timeline",
                {{"build", {reference_begin, reference_begin + reference->build_s}},

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <regex>
 
 #include "e2e/cli_helpers.h"
@@ -169,6 +171,113 @@ TEST(EvalOcl, ArchIsTheDeviceFoundNeverAClaimAboutAnother) {
   ASSERT_TRUE(found.job.has_value());
   EXPECT_EQ(found.job->gpu_arch, "cpu");
   EXPECT_EQ(found.results.value("gpu_arch", ""), "cpu");
+}
+
+// gpu_arch listing two archs, each on its own PoCL device (POCL_DEVICES gives the platform two
+// CPU drivers): every candidate runs on both, the verdict is the worse, the speedup the geometric
+// mean over both archs' shapes, and each arch's results are kept under its name.
+TEST(EvalOcl, SeveralArchsRunOnTheirOwnDevicesWithWorstVerdictAndGeomean) {
+  ::setenv("POCL_DEVICES", "basic pthread", 1);
+  Scratch s;
+  const std::string archs = "gpu_arch=cpu/basic,cpu/pthread";
+  const std::string targets =
+      "arch_targets=cpu/basic=opencl:portable:0,cpu/pthread=opencl:portable:1";
+  std::vector<std::string> args = {"eval",
+                                   "task=" + example(kTask).string(),
+                                   "job_name=ocl_two",
+                                   archs,
+                                   targets,
+                                   candidate(kTask, "correct.cl").string(),
+                                   candidate(kTask, "wrong_wide_rows.cl").string()};
+  for (const auto& a : Scratch::quick_args()) args.push_back(a);
+  JobOutcome job = s.run_job("ocl_two", args);
+  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output;
+  EXPECT_CONTAINS(job.cli.output, "reference on cpu/pthread: ok");
+  ASSERT_EQ(job.kernels.size(), 2u);
+  ASSERT_TRUE(job.job.has_value());
+  EXPECT_EQ(job.job->gpu_arch, "cpu/basic,cpu/pthread");
+  ASSERT_TRUE(job.results.contains("reference"));
+  EXPECT_TRUE(job.results["reference"].contains("cpu/basic"));
+  EXPECT_TRUE(job.results["reference"].contains("cpu/pthread"));
+
+  const KernelRecord& ok = job.kernels[0];
+  EXPECT_EQ(ok.verdict, 5) << ok.reason;
+  EXPECT_EQ(ok.gpu_arch, "cpu/basic,cpu/pthread");
+  // Each section of the log is the run on that arch's device.
+  size_t basic = ok.eval_log.find("== arch cpu/basic: correct, speedup ");
+  size_t pthread = ok.eval_log.find("== arch cpu/pthread: correct, speedup ");
+  ASSERT_NE(basic, std::string::npos) << ok.eval_log;
+  ASSERT_NE(pthread, std::string::npos) << ok.eval_log;
+  ASSERT_LT(basic, pthread);
+  std::string basic_log = ok.eval_log.substr(basic, pthread - basic);
+  std::string pthread_log = ok.eval_log.substr(pthread);
+  EXPECT_CONTAINS(basic_log, "on opencl device 'basic-");
+  EXPECT_CONTAINS(pthread_log, "on opencl device 'pthread-");
+  auto runtimes = nlohmann::json::parse(ok.runtimes_json);
+  ASSERT_TRUE(runtimes.contains("cpu/basic")) << ok.runtimes_json;
+  ASSERT_TRUE(runtimes.contains("cpu/pthread")) << ok.runtimes_json;
+  // Both archs time the same 3 shapes: the geometric mean over the 6 (arch, shape) pairs is the
+  // geometric mean of the two archs' speedups.
+  auto speedup_of = [&](const std::string& log) {
+    size_t at = log.find("speedup ");
+    return at == std::string::npos ? 0.0 : std::atof(log.c_str() + at + 8);
+  };
+  double a = speedup_of(basic_log), b = speedup_of(pthread_log);
+  ASSERT_GT(a, 0);
+  ASSERT_GT(b, 0);
+  ASSERT_TRUE(ok.speedup.has_value());
+  EXPECT_NEAR(*ok.speedup, std::sqrt(a * b), 0.002 * *ok.speedup);
+  EXPECT_CONTAINS(ok.reason, "per arch: cpu/basic ");
+  ASSERT_TRUE(ok.speedup_interval.has_value());
+  EXPECT_NEAR(ok.speedup_interval->confidence, 0.90, 1e-9);  // two 95% intervals at once
+
+  const KernelRecord& wrong = job.kernels[1];
+  EXPECT_EQ(wrong.verdict, 4) << wrong.reason;
+  // The first arch with the worst verdict gives the reason, named.
+  EXPECT_EQ(wrong.reason.rfind("on cpu/basic: ", 0), 0u) << wrong.reason;
+  EXPECT_CONTAINS(wrong.reason, "outside tolerance");
+  EXPECT_FALSE(wrong.speedup.has_value());
+}
+
+// Each arch must have a device, and the device a target selects must be the arch's.
+TEST(EvalOcl, SeveralArchsNeedATargetEachWhichMustBeTheirDevice) {
+  ::setenv("POCL_DEVICES", "basic pthread", 1);
+  Scratch s;
+  std::vector<std::string> untargeted = {"eval",
+                                         "task=" + example(kTask).string(),
+                                         "job_name=ocl_untargeted",
+                                         "gpu_arch=cpu,bmg",
+                                         "arch_targets=cpu=opencl:portable",
+                                         candidate(kTask, "correct.cl").string()};
+  JobOutcome none = s.run_job("ocl_untargeted", untargeted);
+  EXPECT_NE(none.cli.exit_code, 0);
+  EXPECT_CONTAINS(none.cli.output, "arch 'bmg' has no device here");
+  EXPECT_CONTAINS(none.cli.output, "bmg=opencl:PLATFORM[:DEVICE]");
+  EXPECT_CONTAINS(none.cli.output, "key 'arch_targets'");
+  EXPECT_FALSE(none.job.has_value());
+
+  std::vector<std::string> wrong = {"eval",
+                                    "task=" + example(kTask).string(),
+                                    "job_name=ocl_wrong_target",
+                                    "gpu_arch=cpu,bmg",
+                                    "arch_targets=cpu=opencl:portable:0,bmg=opencl:portable:1",
+                                    candidate(kTask, "correct.cl").string()};
+  for (const auto& a : Scratch::quick_args()) wrong.push_back(a);
+  JobOutcome other = s.run_job("ocl_wrong_target", wrong);
+  EXPECT_NE(other.cli.exit_code, 0);
+  EXPECT_CONTAINS(other.cli.output, "arch 'bmg' (target opencl:portable:1)");
+  EXPECT_CONTAINS(other.cli.output, "(opencl, a CPU)");
+  EXPECT_TRUE(other.kernels.empty()) << other.kernels.size() << " kernel(s) stored";
+
+  std::vector<std::string> bad = {"eval",
+                                  "task=" + example(kTask).string(),
+                                  "job_name=ocl_bad",
+                                  "gpu_arch=cpu/a,cpu/b",
+                                  "arch_targets=cpu/a=opencl,cpu/b=cuda:0",
+                                  candidate(kTask, "correct.cl").string()};
+  JobOutcome malformed = s.run_job("ocl_bad", bad);
+  EXPECT_NE(malformed.cli.exit_code, 0);
+  EXPECT_CONTAINS(malformed.cli.output, "arch_targets entry 'cpu/a=opencl'");
 }
 
 }  // namespace kf::e2e

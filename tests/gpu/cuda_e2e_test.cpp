@@ -2,6 +2,8 @@
 // validate, and CUDA candidates get the right verdicts through the real CLI.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "e2e/cli_helpers.h"
 #include "store/store.h"
 
@@ -55,6 +57,40 @@ TEST(CudaCandidates, EachGetsItsVerdictAndTheRunGoesOn) {
   EXPECT_EQ(k[4].verdict, 5) << k[4].reason;
   ASSERT_TRUE(k[4].speedup.has_value());
   EXPECT_GT(*k[4].speedup, 0.0);
+}
+
+// Nsight Compute profiles a correct kernel and the reference (profile_original_model) on the
+// reference's longest shape, inside the run sandbox; the eval log the next prompt sees has both.
+TEST(CudaProfile, CorrectKernelIsProfiledWithNcuBesideTheReference) {
+  Scratch s;
+  std::vector<std::string> args = {"eval", "task=" + example("softmax_cuda").string(),
+                                   "job_name=gpu_profile",
+                                   "eval_config.profile_original_model=true",
+                                   candidate_path("softmax_cuda", "warp_per_row.cu").string()};
+  CliRun r = s.run(with(args, s.isolation_args()), 900);
+  std::cout << r.output;
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_CONTAINS(r.output, ", profile ");
+  auto store = Store::open(s.db());
+  ASSERT_TRUE(store.is_ok()) << store.message();
+  auto rows = (*store)->kernels({.job_name = "gpu_profile", .order = KernelOrder::kTrialOrder});
+  ASSERT_TRUE(rows.is_ok()) << rows.message();
+  ASSERT_EQ(rows->size(), 1u);
+  const auto& k = (*rows)[0];
+  std::cout << k.eval_log << "\n";
+  ASSERT_EQ(k.verdict, 5) << k.reason;
+  EXPECT_CONTAINS(k.eval_log, "== profile (");
+  EXPECT_CONTAINS(k.eval_log, "ncu on shape ");
+  EXPECT_CONTAINS(k.eval_log, "throughput, % of peak: SM ");
+  EXPECT_CONTAINS(k.eval_log, "warp stalls, cycles per issued instruction");
+  EXPECT_CONTAINS(k.eval_log, "reference, the baseline to beat, on the same shape:");
+  EXPECT_CONTAINS(k.eval_log, "softmax_reference_kernel");
+  auto profile = nlohmann::json::parse(k.profile_json, nullptr, false);
+  ASSERT_TRUE(profile.is_object()) << k.profile_json;
+  EXPECT_EQ(profile.value("profiler", ""), "ncu");
+  ASSERT_GE(profile["kernels"].size(), 1u);
+  EXPECT_GT(profile.value("total_ms", 0.0), 0.0);
+  EXPECT_TRUE(profile["reference"].is_object());
 }
 
 }  // namespace
