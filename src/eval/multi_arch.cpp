@@ -2,6 +2,7 @@
 #include "eval/multi_arch.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 
