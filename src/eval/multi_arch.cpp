@@ -201,10 +201,14 @@ EvalResult ArchEvaluators::evaluate(const std::string& work_id,
     if (!parts.back().environment_error.empty() || parts.back().verdict <= kCompileError) break;
   }
   if (evaluators_.size() == 1) return std::move(parts.front());
-  EvalResult merged = merge_arch_results(std::move(parts));
-  if (merged.per_arch.size() < evaluators_.size())
-    merged.eval_log += "(not evaluated on the remaining archs: the result above decides)\n";
-  return merged;
+  return merged(std::move(parts));
+}
+
+EvalResult ArchEvaluators::merged(std::vector<EvalResult> parts) const {
+  bool partial = parts.size() < evaluators_.size();
+  EvalResult m = merge_arch_results(std::move(parts));
+  if (partial) m.eval_log += "(not evaluated on the remaining archs: the result above decides)\n";
+  return m;
 }
 
 template <typename F>
@@ -215,10 +219,7 @@ void ArchEvaluators::each_lane(EvalResult& result, F&& f) {
   }
   std::vector<EvalResult> parts = std::move(result.per_arch);
   for (size_t i = 0; i < parts.size() && i < evaluators_.size(); ++i) f(*evaluators_[i], parts[i]);
-  bool partial = parts.size() < evaluators_.size();
-  result = merge_arch_results(std::move(parts));
-  if (partial)
-    result.eval_log += "(not evaluated on the remaining archs: the result above decides)\n";
+  result = merged(std::move(parts));
 }
 
 void ArchEvaluators::sanitize(EvalResult& result) {

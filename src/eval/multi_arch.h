@@ -75,6 +75,8 @@ class ArchEvaluators {
  private:
   template <typename F>
   void each_lane(EvalResult& result, F&& f);
+  // The lanes' results merged, with a note when a result ended the evaluation before the last.
+  EvalResult merged(std::vector<EvalResult> parts) const;
   std::vector<std::unique_ptr<Evaluator>> evaluators_;
   std::vector<std::string> names_;
 };
