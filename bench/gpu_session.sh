@@ -16,11 +16,14 @@
 #                                        # (TASKS="softmax_cuda" ROUNDS="1 2" pick a part)
 #   bash bench/gpu_session.sh profile    # Nsight Compute profiling of CUDA candidates and the
 #                                        # reference (the GPU e2e test, and the eval logs shown)
+#   bash bench/gpu_session.sh archs      # an OCL job over the GPU (NVIDIA OpenCL) and the CPU
+#                                        # (PoCL) in one run, and a replayed CUDA job with
+#                                        # profiling whose second prompt shows the ncu summaries
 #   bash bench/gpu_session.sh sbs        # side by side with the Python KernelFoundry 0.5.0
 #                                        # (bench/side_by_side.py; bench/wheels carried; SBS_ARGS
 #                                        # passes more arguments, e.g. "--budget-s 400 --py-max 2")
 set -uo pipefail
-stage=${1:?stage: validate, ncu, search, overhead, split, integrity, profile or sbs}
+stage=${1:?stage: validate, ncu, search, overhead, split, integrity, profile, archs or sbs}
 OUT=${OUT:-bench/results/h200}
 mkdir -p "$OUT"
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
@@ -120,6 +123,45 @@ case $stage in
           "$scratch/kernels.sqlite3" "profile_$t"
       done
     } > "$OUT/profile_cuda.txt" 2>&1
+    ;;
+  archs)
+    # The GPU's profile name (the examples' configs say h200; the machine may be an H100).
+    case $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) in
+      *H200*) gpu=h200 ;; *H100*) gpu=h100 ;; *) gpu=native ;;
+    esac
+    sed -i "s/^gpu_arch: h200/gpu_arch: $gpu/" examples/tasks/*/config.yaml
+    # The OpenCL backend's own tests (strided copies, perturbation) on NVIDIA's OpenCL.
+    KF_OPENCL_PLATFORM=NVIDIA step .dist/bin/harness_opencl_test > "$OUT/harness_opencl_nvidia.txt" 2>&1
+    {
+      for c in correct.cl honest_local_tree.cl slower.cl; do
+        POCL_DEVICES=pthread step "$KF" eval task=examples/tasks/softmax_ocl job_name=ocl_archs \
+          "gpu_arch=$gpu,cpu" "arch_targets=$gpu=opencl:nvidia,cpu=opencl:portable" \
+          tests/e2e/candidates/softmax_ocl/$c "${iso[@]}"
+      done
+      if [ -n "${REF_ARCH:-}" ]; then
+        # The reference timed on the GPU, the candidates run on the CPU (reference_gpu_arch).
+        POCL_DEVICES=pthread step "$KF" eval task=examples/tasks/softmax_ocl job_name=ocl_ref_gpu \
+          gpu_arch=cpu reference_gpu_arch=$gpu "arch_targets=$gpu=opencl:nvidia,cpu=opencl:portable" \
+          tests/e2e/candidates/softmax_ocl/honest_local_tree.cl "${iso[@]}"
+      fi
+      python3 -c 'import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute("select job_name, gpu_arch, verdict, speedup, eval_log from kernels where job_name like ? order by rowid", ("ocl_%",)).fetchall(); print("\n\n".join(f"--- {x[0]} {x[1]} verdict {x[2]} speedup {x[3]}\n{x[4]}" for x in r) or "no kernel")' \
+        "$scratch/kernels.sqlite3"
+    } > "$OUT/archs_ocl.txt" 2>&1
+    replay=$scratch/replay
+    mkdir -p "$replay"
+    for pair in t1_b0:honest_block_smem.cu t2_b0:honest_warp_vec4.cu; do
+      { printf 'Recorded candidate %s.\n\n```cuda\n' "${pair#*:}"
+        cat tests/gpu/candidates/softmax_cuda/${pair#*:}; printf '```\n'; } > "$replay/${pair%%:*}.md"
+    done
+    {
+      step "$KF" run task=examples/tasks/softmax_cuda max_iters=2 branches_per_iteration=1 \
+        job_name=softmax_cuda_profiled eval_config.profile_original_model=true \
+        "inference.servers=[{server_type: replay, model_name: recorded-gpu-candidates, replay_path: '$replay'}]" \
+        "${iso[@]}"
+      for f in $(find "$scratch/runs/softmax_cuda_profiled" -name prompt.md | sort); do
+        echo; echo "===== $f"; cat "$f"
+      done
+    } > "$OUT/profile_prompt_cuda.txt" 2>&1
     ;;
   sbs)
     # Writes $OUT/side_by_side.{json,txt} and side_by_side_logs.tar.gz; about 8 minutes.

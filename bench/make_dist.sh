@@ -8,7 +8,7 @@ prefix=$PWD/.dist
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DKF_GPU_TESTS=ON \
   '-DCMAKE_INSTALL_RPATH=$ORIGIN/../lib' -DCMAKE_INSTALL_PREFIX="$prefix" >/dev/null
 cmake --build build-gpu --target kernelfoundry kf_harness_host kf_harness_opencl kf_harness_cuda gpu_e2e_test \
-  gpu_sanitizer_test gpu_strided_copy_test gpu_cupti_test
+  gpu_sanitizer_test gpu_strided_copy_test gpu_cupti_test harness_opencl_test
 cmake --install build-gpu >/dev/null
 # glibc, the C++ runtime and the CUDA driver come from the GPU machine itself.
 skip='^(linux-vdso|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|ld-linux|libstdc\+\+|libgcc_s|libcuda\.so|libOpenCL\.so)'

@@ -178,6 +178,15 @@ std::vector<KeySpec> build_schema() {
           "`KF_OPENCL_PLATFORM` / `CUDA_VISIBLE_DEVICES` pick the device). The device found must "
           "be the arch's, as for one arch.")
           .nullable());
+  add(Row("reference_gpu_arch", Kind::kString, kNull,
+          "The arch whose device runs the reference when it is not the candidates' (the "
+          "baseline is the reference there, e.g. a GPU, while the kernels run on gpu_arch, e.g. "
+          "the CPU): one profile name with an `arch_targets` entry. The reference is built, "
+          "checked, timed beside every candidate and profiled on that device, and run once on "
+          "each gpu_arch device too (which shows what that device is). Speedups are then "
+          "candidate-there against reference-here; the eval log says so. null = where the "
+          "candidates run.")
+          .nullable());
   add(Row("seed", Kind::kInt, 0,
           "Seed for the search's random choices (parents, inspirations, ensemble picks)."));
   add(Row("llm_rate_limit", Kind::kInt, 4,
@@ -375,6 +384,16 @@ std::vector<KeySpec> build_schema() {
   add(Row("eval_config.profile_original_model", Kind::kBool, false,
           "Profile the reference too (once per job, same shape), shown beside each profiled kernel "
           "as the baseline to beat."));
+  add(Row("eval_config.profiler_kernel", Kind::kEnum, "auto",
+          "The profiler of the candidates: `auto` (Nsight Compute for CUDA, `perf stat` for "
+          "kernels on a CPU, none for OpenCL on a GPU), `ncu` (CUDA only), `perf` (kernels on a "
+          "CPU only) or `none`. A choice that cannot profile the job's kernels stops it at start; "
+          "a chosen tool that is not installed is a one-line note.")
+          .one_of({"auto", "ncu", "perf", "none"}));
+  add(Row("eval_config.profiler_reference", Kind::kEnum, "auto",
+          "The profiler of the reference (with `profile_original_model`), as profiler_kernel; "
+          "its device is the reference's own (`reference_gpu_arch`).")
+          .one_of({"auto", "ncu", "perf", "none"}));
   add(Row("eval_config.profile_custom_model", Kind::kBool, true,
           "Profile each correct kernel on one benchmark shape, inside its sandbox: CUDA with "
           "Nsight Compute (`ncu`: one call; speed of light, occupancy, stall reasons, roofline), "

@@ -72,9 +72,18 @@ struct EvalOptions {
   // (Evaluator::set_profiler).
   bool profile_candidates = true;
   bool profile_reference = false;
+  // eval_config.profiler_kernel / profiler_reference: which profiler, for each (eval/profile.h).
+  ProfilerChoice profiler_kernel = ProfilerChoice::kAuto;
+  ProfilerChoice profiler_reference = ProfilerChoice::kAuto;
   // Set in every run's environment (not the builds'): the device of this arch's target
   // (eval/multi_arch.h); empty = the device our own environment selects.
   std::vector<std::pair<std::string, std::string>> device_env;
+  // reference_gpu_arch: the reference (its runs, the judge that checks and times it beside each
+  // candidate, its profile) on another arch's device than the candidates': that arch's name,
+  // profile and device environment. An empty name: the reference runs where the candidates do.
+  std::string reference_arch_name;
+  ArchProfile reference_arch;
+  std::vector<std::pair<std::string, std::string>> reference_device_env;
   std::filesystem::path cache_dir;  // build cache
   std::filesystem::path work_root;  // candidates' directories are made under here
   // Held around every test run when candidates are evaluated from several threads: builds go in
@@ -133,6 +142,10 @@ struct EvalResult {
   // results.json keeps it ("reference_timing"; null = nothing). eval/reference_timing.h.
   std::string timing_source_text;
   nlohmann::json timing_source;
+  // The reference only, when it runs on another arch's device (EvalOptions::reference_arch_name):
+  // the harness result of its correctness run on the candidates' device, which says what that
+  // device is (the reference's own `harness` says where it was timed). null otherwise.
+  nlohmann::json candidate_device;
   // A templated kernel (eval/templated.h, evaluator_templated.cpp): every combination's result,
   // [{label, params, instantiation, verdict, reason, speedup, median_ms, suspect, chosen}], and
   // the chosen combination's parameters (whose run this result is); null for other kernels.
@@ -195,10 +208,12 @@ class Evaluator {
   // seen before gets the earlier outcome. Does nothing without options.sanitizer_path.
   void sanitize(EvalResult& result);
 
-  // The profiler (eval/profile.h), once the reference has shown which device this is; empty =
-  // none. With options.profile_reference the reference is profiled now, once for the job.
+  // The profilers (eval/profile.h), once the reference has shown which device this is: the
+  // candidates' (eval_config.profiler_kernel) and the reference's (profiler_reference); an empty
+  // tool = none. With options.profile_reference the reference is profiled now, once for the job.
   // `arch` is the job's settled profile: the roofline of the ncu summary is drawn against it.
-  void set_profiler(const ProfilerSetup& setup, const ArchProfile& arch);
+  void set_profiler(const ProfilerSetup& kernels, const ProfilerSetup& reference,
+                    const ArchProfile& arch);
   // Profiles a correct kernel (evaluator_profile.cpp): its binary run again on one benchmark
   // shape (the one the reference spends longest on) in its run sandbox under the profiler,
   // counting the timed calls only. The figures go to result.profile and a section of the eval log
@@ -268,7 +283,15 @@ class Evaluator {
                            const std::filesystem::path& work_dir, bool reference_impl,
                            const std::string& phase, const std::filesystem::path& out_file,
                            std::vector<std::string> extra_args = {},
-                           const std::vector<std::filesystem::path>& read_only = {});
+                           const std::vector<std::filesystem::path>& read_only = {},
+                           bool candidate_device = false);
+  // Whether a run is on the reference's arch's device (and profile): the reference's runs (with
+  // --ref: its own, the judge's, the checker's) when it has its own arch, unless
+  // `candidate_device` asks for the candidates'.
+  bool on_reference_device(bool reference_impl, bool candidate_device) const;
+  // With a reference on another device: the reference's correctness run on the candidates'
+  // device, its harness result into ref.candidate_device. An error when it fails there.
+  Status probe_candidate_device(EvalResult& ref);
   ProcessResult run_harness(const std::filesystem::path& binary,
                             const std::filesystem::path& src_dir,
                             const std::filesystem::path& work_dir, bool reference_impl,
@@ -316,14 +339,14 @@ class Evaluator {
     nlohmann::json flags = nlohmann::json::array();
     std::vector<std::string> log_lines;
   };
-  ProfilerSetup profiler_;
+  ProfilerSetup profiler_, reference_profiler_;
   ArchProfile profiler_arch_;
   nlohmann::json reference_profile_;  // the reference's figures, when profiled
   std::vector<std::string> reference_profile_lines_;
-  // Runs the profiler on `binary` (the reference's with `reference_impl`); fills `out`.
-  void profile_binary(const std::filesystem::path& binary, const std::filesystem::path& src_dir,
-                      const std::filesystem::path& work_dir, bool reference_impl, EvalResult& out,
-                      std::vector<std::string>* lines);
+  // Runs `profiler` on `binary` (the reference's with `reference_impl`); fills `out`.
+  void profile_binary(const ProfilerSetup& profiler, const std::filesystem::path& binary,
+                      const std::filesystem::path& src_dir, const std::filesystem::path& work_dir,
+                      bool reference_impl, EvalResult& out, std::vector<std::string>* lines);
   std::mutex sanitize_mutex_;
   std::map<std::string, SanitizeOutcome> sanitized_;
 };

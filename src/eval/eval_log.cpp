@@ -1,21 +1,50 @@
 // Writes the eval log: verdict first, then the build, the tests, the timing table and the flags.
 #include "eval/eval_log.h"
 
+#include <algorithm>
+#include <map>
+
 #include "util/strings.h"
 
 namespace kf {
 
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
 std::string format_timing_table(const EvalResult& c, const EvalResult* ref) {
   if (c.timings.empty()) return "";
+  // Timed side by side: each shape's reference figure and speedup are those of the batches
+  // paired with the candidate's (the job-start timing of the reference is another time window).
+  std::map<std::string, const ShapePairs*> paired;
+  if (c.speedup_interval)
+    for (const ShapePairs& s : c.pairs) paired[s.shape] = &s;
   std::string out = strprintf("%-28s %12s %12s %9s %6s\n", "shape", "reference ms", "candidate ms",
                               "speedup", "n");
   for (const auto& [shape, t] : c.timings) {
     double r = 0;
-    if (ref) {
-      auto it = ref->timings.find(shape);
-      if (it != ref->timings.end()) r = it->second.median_ms;
+    std::string speed = "-";
+    if (auto it = paired.find(shape); it != paired.end()) {
+      std::vector<double> samples;
+      for (const BatchPair& b : it->second->batches)
+        if (!b.probe) samples.insert(samples.end(), b.reference_ms.begin(), b.reference_ms.end());
+      r = median_of(std::move(samples));
+      SpeedupInterval s = shape_speedup(it->second->batches);
+      if (s.speedup > 0) speed = strprintf("%.2fx", s.speedup);
+    } else {
+      if (ref) {
+        auto found = ref->timings.find(shape);
+        if (found != ref->timings.end()) r = found->second.median_ms;
+      }
+      if (r > 0 && t.median_ms > 0) speed = strprintf("%.2fx", r / t.median_ms);
     }
-    std::string speed = (r > 0 && t.median_ms > 0) ? strprintf("%.2fx", r / t.median_ms) : "-";
     std::string rs = r > 0 ? strprintf("%.4f", r) : "-";
     out += strprintf("%-28s %12s %12.4f %9s %6d\n", shape.c_str(), rs.c_str(), t.median_ms,
                      speed.c_str(), t.n);
@@ -36,7 +65,11 @@ std::string format_eval_log(const EvalLogInput& in) {
     if (!ends_with(out, "\n")) out += "\n";
   }
   std::string table = format_timing_table(r, in.reference);
-  if (!table.empty()) out += "\n== timing (median of cold samples)\n" + table;
+  if (!table.empty())
+    out += std::string("\n== timing (") +
+           (r.speedup_interval ? "side by side: the reference's batches next to the candidate's"
+                               : "median of cold samples") +
+           ")\n" + table;
   if (!r.flags.empty()) {
     out += "\n== integrity\n";
     for (const auto& f : r.flags) {

@@ -128,7 +128,9 @@ ProcessSpec Evaluator::harness_spec(const fs::path& binary, const fs::path& src_
                                     const fs::path& work_dir, bool reference_impl,
                                     const std::string& phase, const fs::path& out_file,
                                     std::vector<std::string> extra_args,
-                                    const std::vector<fs::path>& read_only) {
+                                    const std::vector<fs::path>& read_only, bool candidate_device) {
+  const bool reference_device = on_reference_device(reference_impl, candidate_device);
+  const ArchProfile& arch = reference_device ? options_.reference_arch : options_.arch;
   ProcessSpec spec;
   spec.argv = {binary.string(),
                "--phase",
@@ -157,9 +159,9 @@ ProcessSpec Evaluator::harness_spec(const fs::path& binary, const fs::path& src_
   spec.argv.insert(spec.argv.end(), extra_args.begin(), extra_args.end());
   if (!options_.cold_samples) spec.argv.push_back("--warm");
   // The bound is DRAM's: warm samples of a shape that fits in the caches may beat it honestly.
-  if (options_.arch.dram_gbps > 0 && options_.cold_samples) {
+  if (arch.dram_gbps > 0 && options_.cold_samples) {
     spec.argv.push_back("--peak-gbps");
-    spec.argv.push_back(fmt_num(options_.arch.dram_gbps));
+    spec.argv.push_back(fmt_num(arch.dram_gbps));
   }
   spec.work_dir = work_dir;
   spec.timeout_s = options_.test_timeout_s;
@@ -172,7 +174,8 @@ ProcessSpec Evaluator::harness_spec(const fs::path& binary, const fs::path& src_
   // the job, so the reference kernel is compiled once, not once per candidate.
   fs::path pocl_cache = work_dir / "pocl-cache";
   SandboxOptions sandbox = run_sandbox(options_, src_dir, binary, read_only);
-  if (!judge_pocl_cache_.empty() && (reference_impl || binary == judge_binary_)) {
+  if (reference_device) sandbox.env = options_.reference_device_env;
+  if (!judge_pocl_cache_.empty() && reference_impl && !candidate_device) {
     pocl_cache = judge_pocl_cache_;
     sandbox.writable_paths.push_back(pocl_cache);
   }
@@ -187,6 +190,40 @@ ProcessSpec Evaluator::harness_spec(const fs::path& binary, const fs::path& src_
   // start); only the debt is gone.
   spec.env.push_back({"OMP_WAIT_POLICY", "PASSIVE"});
   return sandboxed(std::move(spec), sandbox);
+}
+
+bool Evaluator::on_reference_device(bool reference_impl, bool candidate_device) const {
+  // By role, never by path: an OpenCL candidate's binary is the reference's (its kernels are
+  // read at run time), and its runs are the candidate's all the same.
+  return reference_impl && !options_.reference_arch_name.empty() && !candidate_device;
+}
+
+Status Evaluator::probe_candidate_device(EvalResult& ref) {
+  fs::path dir = ref.dir / "candidate-device";
+  if (Status s = make_dirs(dir / "tmp"); !s) return s;
+  fs::path out_file = dir / "result.json";
+  std::unique_lock<std::mutex> device;
+  if (options_.device_lock) device = std::unique_lock<std::mutex>(*options_.device_lock);
+  ProcessResult proc = runner_.run(harness_spec(judge_binary_, judge_src_dir_, dir, true,
+                                                "correctness", out_file, {}, {}, true));
+  if (device) device.unlock();
+  ref.test_s += proc.wall_s;
+  nlohmann::json harness_result = read_json_file(out_file);
+  EvalResult run;
+  interpret_test_run(proc, harness_result, run);
+  if (std::string env = test_run_environment_fault(proc, harness_result, fs::path()); !env.empty())
+    run.reason = "environment error (the machine, not the task): " + env;
+  else if (run.verdict == kCorrect)
+    run.reason.clear();
+  if (!run.reason.empty() || run.verdict != kCorrect)
+    return Status::error("the reference runs on " + options_.reference_arch_name +
+                         " (reference_gpu_arch), but it also has to run on the candidates' "
+                         "device, and failed there (verdict " +
+                         std::to_string(run.verdict) + ", " +
+                         std::string(verdict_name(run.verdict)) + "): " + run.reason +
+                         "\nfiles: " + dir.string());
+  ref.candidate_device = harness_result;
+  return Status::ok();
 }
 
 Result<std::string> Evaluator::judge_request(const std::string& verb, std::string* output,
@@ -804,6 +841,9 @@ Result<EvalResult> Evaluator::prepare_reference() {
     // The reference's eval log is the record of where its timing came from.
     (void)write_file(ref.dir / "eval_log.txt", ref.eval_log);
   }
+  // The candidates run elsewhere: the reference once on their device too, which says what that
+  // device is (the arch check) and that the task runs there at all.
+  if (!options_.reference_arch_name.empty()) KF_RETURN_IF_ERROR(probe_candidate_device(ref));
   reference_ = std::move(ref);
   return *reference_;
 }
@@ -908,9 +948,16 @@ EvalResult Evaluator::evaluate(const std::string& candidate_id,
     result.eval_log = format_eval_log({&result, nullptr, "", "", options_.max_log_chars});
     return text_safe(std::move(result));
   }
-  if (templated->has_value())
-    return text_safe(evaluate_templated(candidate_id, changed, role, **templated));
-  return text_safe(build_and_run(candidate_id, changed, role, false));
+  EvalResult result = templated->has_value()
+                          ? evaluate_templated(candidate_id, changed, role, **templated)
+                          : build_and_run(candidate_id, changed, role, false);
+  // reference_gpu_arch: the speedup is a ratio across two devices; the log says which.
+  if (!options_.reference_arch_name.empty() && result.speedup) {
+    if (!ends_with(result.eval_log, "\n")) result.eval_log += "\n";
+    result.eval_log += "speedup against the reference on " + options_.reference_arch_name +
+                       " (reference_gpu_arch); this kernel ran on " + options_.arch.name + "\n";
+  }
+  return text_safe(std::move(result));
 }
 
 EvalResult Evaluator::run_tests_once(bool reference_impl) {

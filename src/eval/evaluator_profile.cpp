@@ -36,15 +36,17 @@ std::string profiled_shape(const EvalResult* reference, const EvalResult& result
 
 }  // namespace
 
-void Evaluator::set_profiler(const ProfilerSetup& setup, const ArchProfile& arch) {
-  profiler_ = setup;
+void Evaluator::set_profiler(const ProfilerSetup& kernels, const ProfilerSetup& reference,
+                             const ArchProfile& arch) {
+  profiler_ = kernels;
+  reference_profiler_ = reference;
   profiler_arch_ = arch;
-  if (profiler_.tool.empty() || !options_.profile_reference || !reference_) return;
+  if (reference_profiler_.tool.empty() || !options_.profile_reference || !reference_) return;
   if (reference_->binary.empty()) return;
   EvalResult ref;
   ref.timings = reference_->timings;
-  profile_binary(reference_->binary, reference_->dir / "src", reference_->dir / "profile", true,
-                 ref, &reference_profile_lines_);
+  profile_binary(reference_profiler_, reference_->binary, reference_->dir / "src",
+                 reference_->dir / "profile", true, ref, &reference_profile_lines_);
   reference_profile_ = ref.profile;
 }
 
@@ -52,27 +54,32 @@ void Evaluator::profile(EvalResult& r) {
   if (profiler_.tool.empty() || !options_.profile_candidates) return;
   if (r.verdict != kCorrect || r.binary.empty() || !r.environment_error.empty()) return;
   std::vector<std::string> lines;
-  profile_binary(r.binary, r.dir / "src", r.dir / "profile", false, r, &lines);
+  profile_binary(profiler_, r.binary, r.dir / "src", r.dir / "profile", false, r, &lines);
   if (!ends_with(r.eval_log, "\n")) r.eval_log += "\n";
   r.eval_log += strprintf("\n== profile (%.1f s, not part of the evaluation time)\n", r.profile_s);
   for (const std::string& line : lines) r.eval_log += "- " + line + "\n";
   if (!reference_profile_lines_.empty()) {
-    r.eval_log += "reference, the baseline to beat, on the same shape:\n";
+    r.eval_log += "reference, the baseline to beat, on the same shape" +
+                  (options_.reference_arch_name.empty()
+                       ? std::string()
+                       : " (on " + options_.reference_arch_name + ", reference_gpu_arch)") +
+                  ":\n";
     for (const std::string& line : reference_profile_lines_) r.eval_log += "- " + line + "\n";
     if (r.profile.is_object()) r.profile["reference"] = reference_profile_;
   }
   r.eval_log = escape_invalid_utf8(r.eval_log);
 }
 
-void Evaluator::profile_binary(const fs::path& binary, const fs::path& src_dir,
-                               const fs::path& work_dir, bool reference_impl, EvalResult& out,
+void Evaluator::profile_binary(const ProfilerSetup& profiler, const fs::path& binary,
+                               const fs::path& src_dir, const fs::path& work_dir,
+                               bool reference_impl, EvalResult& out,
                                std::vector<std::string>* lines) {
   auto start = std::chrono::steady_clock::now();
   auto done = [&](const std::string& line) {
     lines->push_back(line);
     out.profile_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  const bool ncu = profiler_.kind == ProfilerKind::kNcu;
+  const bool ncu = profiler.kind == ProfilerKind::kNcu;
   std::string shape = profiled_shape(reference_ ? &*reference_ : nullptr, out);
   if (shape.empty()) return done("not profiled: no benchmark shape was timed");
   std::error_code ec;
@@ -105,7 +112,7 @@ void Evaluator::profile_binary(const fs::path& binary, const fs::path& src_dir,
                                   work_dir / "result.json", extra, {});
   // The profiler goes inside the sandbox, in front of the harness binary (bwrap's argv ends with
   // it): it runs as whoever runs the job, never through sudo.
-  std::vector<std::string> tool = {profiler_.tool.string()};
+  std::vector<std::string> tool = {profiler.tool.string()};
   if (ncu) {
     std::vector<std::string> a = ncu_arguments(csv);
     tool.insert(tool.end(), a.begin(), a.end());
@@ -150,7 +157,10 @@ void Evaluator::profile_binary(const fs::path& binary, const fs::path& src_dir,
       return done("not profiled: the ncu run " + proc.describe() +
                   (why.empty() ? "" : " (" + why + ")") + (output.empty() ? "" : ": " + output));
     }
-    ProfileSummary summary = summarise_ncu(kernels, shape, profiler_arch_);
+    // The roofline of the device the run was on.
+    const bool elsewhere = on_reference_device(reference_impl, false);
+    ProfileSummary summary =
+        summarise_ncu(kernels, shape, elsewhere ? options_.reference_arch : profiler_arch_);
     out.profile = summary.metrics;
     for (std::size_t i = 0; i + 1 < summary.lines.size(); ++i) lines->push_back(summary.lines[i]);
     return done(summary.lines.back());

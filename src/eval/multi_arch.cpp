@@ -164,11 +164,16 @@ nlohmann::json arch_runtimes_json(const EvalResult& result, const std::string& g
 
 ArchEvaluators::ArchEvaluators(const TaskPackage& task, const EvalOptions& options,
                                const std::vector<ArchLane>& lanes, const Toolchain& toolchain,
-                               ProcessRunner& runner) {
+                               ProcessRunner& runner, const ArchLane* reference) {
   for (const ArchLane& lane : lanes) {
     EvalOptions o = options;
     o.arch = lane.arch;
     o.device_env = lane.env;
+    if (reference != nullptr && reference->name != lane.name) {
+      o.reference_arch_name = reference->name;
+      o.reference_arch = reference->arch;
+      o.reference_device_env = reference->env;
+    }
     if (lanes.size() > 1) o.work_root = options.work_root / lane_dir(lane.name);
     evaluators_.push_back(std::make_unique<Evaluator>(task, std::move(o), toolchain, runner));
     names_.push_back(lane.name);

@@ -55,10 +55,11 @@ class ArchEvaluators {
  public:
   // With several lanes each gets its own work directory (work_root/<arch>) and device
   // environment; the device lock and the build pause stay shared, so timing on one device never
-  // overlaps a build or a run on another.
+  // overlaps a build or a run on another. `reference` (reference_gpu_arch, when given): the arch
+  // whose device runs every lane's reference (unless it is the lane's own).
   ArchEvaluators(const TaskPackage& task, const EvalOptions& options,
                  const std::vector<ArchLane>& lanes, const Toolchain& toolchain,
-                 ProcessRunner& runner);
+                 ProcessRunner& runner, const ArchLane* reference = nullptr);
 
   size_t size() const { return evaluators_.size(); }
   Evaluator& lane(size_t i) { return *evaluators_[i]; }

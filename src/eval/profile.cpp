@@ -132,9 +132,44 @@ ProfileSummary summarise_perf(const std::vector<PerfCount>& counts, const std::s
   return s;
 }
 
-ProfilerSetup find_profiler(Language language, bool cpu_device, const std::string& path_env,
-                            const std::filesystem::path& toolkit_ncu) {
+ProfilerChoice parse_profiler_choice(const std::string& word) {
+  if (word == "ncu") return ProfilerChoice::kNcu;
+  if (word == "perf") return ProfilerChoice::kPerf;
+  if (word == "none") return ProfilerChoice::kNone;
+  return ProfilerChoice::kAuto;
+}
+
+const char* profiler_choice_name(ProfilerChoice choice) {
+  switch (choice) {
+    case ProfilerChoice::kNcu:
+      return "ncu";
+    case ProfilerChoice::kPerf:
+      return "perf";
+    case ProfilerChoice::kNone:
+      return "none";
+    case ProfilerChoice::kAuto:
+      break;
+  }
+  return "auto";
+}
+
+std::string profiler_choice_problem(ProfilerChoice choice, Language language) {
+  if (choice == ProfilerChoice::kNcu && language != Language::kCuda)
+    return "ncu (Nsight Compute) profiles CUDA kernels only, and this job's language is " +
+           std::string(language_name(language));
+  if (choice == ProfilerChoice::kPerf && language == Language::kCuda)
+    return "perf counts the host CPU, and CUDA kernels run on the GPU";
+  return "";
+}
+
+Result<ProfilerSetup> find_profiler(Language language, bool cpu_device, const std::string& path_env,
+                                    ProfilerChoice choice,
+                                    const std::filesystem::path& toolkit_ncu) {
+  using R = Result<ProfilerSetup>;
   ProfilerSetup setup;
+  if (choice == ProfilerChoice::kNone) return setup;
+  if (std::string problem = profiler_choice_problem(choice, language); !problem.empty())
+    return R::error(problem);
   auto on_path = [&](const char* name) -> std::filesystem::path {
     for (const std::string& dir : split(path_env, ':')) {
       if (dir.empty()) continue;
@@ -156,6 +191,10 @@ ProfilerSetup find_profiler(Language language, bool cpu_device, const std::strin
     return setup;
   }
   if (!cpu_device) {
+    if (choice == ProfilerChoice::kPerf)
+      return R::error("perf counts the host CPU, and these " +
+                      std::string(language_name(language)) +
+                      " kernels run on a GPU (the device the reference ran on)");
     setup.note = "profiling: no profiler is built for this device (" +
                  std::string(language_name(language)) + " on a GPU); kernels are not profiled";
     return setup;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lang/lang.h"
+#include "util/status.h"
 
 namespace kf {
 
@@ -52,7 +53,25 @@ struct ProfilerSetup {
   ProfilerKind kind = ProfilerKind::kNone;
   std::string note;  // one line for the job's output, when there is something to say
 };
-ProfilerSetup find_profiler(Language language, bool cpu_device, const std::string& path_env,
-                            const std::filesystem::path& toolkit_ncu = "/usr/local/cuda/bin/ncu");
+
+// eval_config.profiler_kernel / profiler_reference: `auto` (the one above), `ncu`, `perf` or
+// `none`. The schema admits only these words.
+enum class ProfilerChoice { kAuto, kNcu, kPerf, kNone };
+ProfilerChoice parse_profiler_choice(const std::string& word);
+const char* profiler_choice_name(ProfilerChoice choice);
+
+// A choice that cannot profile this job's kernels, known from the language alone: `ncu` for a
+// language other than CUDA, `perf` for CUDA (it counts the host CPU, not the GPU). "" = none;
+// else the reason, for an error at job start.
+std::string profiler_choice_problem(ProfilerChoice choice, Language language);
+
+// The profiler `choice` names for a kernel of `language` on a device (`cpu_device`: the kernel
+// runs on the host CPU). `none` = no profiler, no note. `perf` for a kernel on a GPU is an error
+// (the job stops: the key asked for what cannot be done); a chosen tool that is not installed is
+// a note, as under `auto`.
+Result<ProfilerSetup> find_profiler(
+    Language language, bool cpu_device, const std::string& path_env,
+    ProfilerChoice choice = ProfilerChoice::kAuto,
+    const std::filesystem::path& toolkit_ncu = "/usr/local/cuda/bin/ncu");
 
 }  // namespace kf

@@ -134,16 +134,18 @@ TEST(Profile, ProfilerLookup) {
   fs::path perf = dir / "perf";
   std::ofstream(perf) << "#!/bin/sh\n";
   fs::permissions(perf, fs::perms::owner_all);
-  ProfilerSetup found = find_profiler(Language::kCpp, true, "/nonexistent:" + dir.string());
+  constexpr auto kAuto = ProfilerChoice::kAuto;
+  ProfilerSetup found = *find_profiler(Language::kCpp, true, "/nonexistent:" + dir.string());
   EXPECT_EQ(found.tool, perf);
   EXPECT_TRUE(found.note.empty());
-  ProfilerSetup missing = find_profiler(Language::kCpp, true, "/nonexistent");
+  ProfilerSetup missing = *find_profiler(Language::kCpp, true, "/nonexistent");
   EXPECT_TRUE(missing.tool.empty());
   EXPECT_NE(missing.note.find("perf is not installed"), std::string::npos) << missing.note;
-  ProfilerSetup gpu = find_profiler(Language::kOcl, false, dir.string());
+  ProfilerSetup gpu = *find_profiler(Language::kOcl, false, dir.string());
   EXPECT_TRUE(gpu.tool.empty());
   EXPECT_NE(gpu.note.find("on a GPU"), std::string::npos) << gpu.note;
-  ProfilerSetup cuda = find_profiler(Language::kCuda, false, dir.string(), "/nonexistent/ncu");
+  ProfilerSetup cuda =
+      *find_profiler(Language::kCuda, false, dir.string(), kAuto, "/nonexistent/ncu");
   EXPECT_TRUE(cuda.tool.empty());
   EXPECT_EQ(cuda.kind, ProfilerKind::kNone);
   EXPECT_NE(cuda.note.find("Nsight Compute (ncu) is not on PATH"), std::string::npos) << cuda.note;
@@ -152,12 +154,40 @@ TEST(Profile, ProfilerLookup) {
   fs::path ncu = dir / "ncu";
   std::ofstream(ncu) << "#!/bin/sh\n";
   fs::permissions(ncu, fs::perms::owner_all);
-  ProfilerSetup on_path = find_profiler(Language::kCuda, false, dir.string(), "/nonexistent/ncu");
+  ProfilerSetup on_path =
+      *find_profiler(Language::kCuda, false, dir.string(), kAuto, "/nonexistent/ncu");
   EXPECT_EQ(on_path.tool, ncu);
   EXPECT_EQ(on_path.kind, ProfilerKind::kNcu);
-  ProfilerSetup in_toolkit = find_profiler(Language::kCuda, false, "/nonexistent", ncu);
+  ProfilerSetup in_toolkit = *find_profiler(Language::kCuda, false, "/nonexistent", kAuto, ncu);
   EXPECT_EQ(in_toolkit.tool, ncu);
   EXPECT_TRUE(in_toolkit.note.empty());
+
+  // profiler_kernel / profiler_reference: none is no profiler and no note; a chosen tool is
+  // looked for as under auto; one that cannot profile the kernels is an error, not a note.
+  auto none = find_profiler(Language::kCuda, false, dir.string(), ProfilerChoice::kNone);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->tool.empty());
+  EXPECT_TRUE(none->note.empty());
+  auto chosen_ncu = find_profiler(Language::kCuda, false, dir.string(), ProfilerChoice::kNcu);
+  ASSERT_TRUE(chosen_ncu);
+  EXPECT_EQ(chosen_ncu->kind, ProfilerKind::kNcu);
+  auto chosen_perf = find_profiler(Language::kOcl, true, dir.string(), ProfilerChoice::kPerf);
+  ASSERT_TRUE(chosen_perf);
+  EXPECT_EQ(chosen_perf->tool, perf);
+  auto perf_missing = find_profiler(Language::kCpp, true, "/nonexistent", ProfilerChoice::kPerf);
+  ASSERT_TRUE(perf_missing);
+  EXPECT_NE(perf_missing->note.find("perf is not installed"), std::string::npos);
+  auto perf_on_gpu = find_profiler(Language::kOcl, false, dir.string(), ProfilerChoice::kPerf);
+  ASSERT_FALSE(perf_on_gpu);
+  EXPECT_NE(perf_on_gpu.message().find("run on a GPU"), std::string::npos) << perf_on_gpu.message();
+  auto ncu_for_ocl = find_profiler(Language::kOcl, true, dir.string(), ProfilerChoice::kNcu);
+  ASSERT_FALSE(ncu_for_ocl);
+  EXPECT_NE(ncu_for_ocl.message().find("CUDA kernels only"), std::string::npos);
+  EXPECT_NE(profiler_choice_problem(ProfilerChoice::kPerf, Language::kCuda), "");
+  EXPECT_EQ(profiler_choice_problem(ProfilerChoice::kPerf, Language::kCpp), "");
+  EXPECT_EQ(profiler_choice_problem(ProfilerChoice::kAuto, Language::kOcl), "");
+  for (const char* word : {"auto", "ncu", "perf", "none"})
+    EXPECT_STREQ(profiler_choice_name(parse_profiler_choice(word)), word);
   fs::remove_all(dir);
 }
 

@@ -110,24 +110,36 @@ class OpenCLDevice : public Device {
                                     bytes, dst, 0, nullptr, nullptr));
   }
   // Rectangular copies: each element is one "row" of elem_bytes, rows `pitch` apart in the
-  // buffer and packed on the host.
+  // buffer and packed on the host. The rectangle covers all rows but the last, which is copied on
+  // its own: NVIDIA's OpenCL refuses a rectangle whose last row's pitch (not just its bytes) runs
+  // past the buffer's end (CL_INVALID_VALUE), as the last strided element of a buffer does.
   void upload_strided(void* mem, std::size_t offset, std::size_t pitch, const void* src,
                       std::size_t elem_bytes, std::size_t count) override {
     if (count == 0) return;
     const std::size_t origin[3] = {offset, 0, 0}, host_origin[3] = {0, 0, 0};
-    const std::size_t region[3] = {elem_bytes, count, 1};
-    KF_CL_CHECK(clEnqueueWriteBufferRect(runtime_.queue(), static_cast<cl_mem>(mem), CL_TRUE,
-                                         origin, host_origin, region, pitch, 0, elem_bytes, 0, src,
-                                         0, nullptr, nullptr));
+    const std::size_t region[3] = {elem_bytes, count - 1, 1};
+    if (count > 1)
+      KF_CL_CHECK(clEnqueueWriteBufferRect(runtime_.queue(), static_cast<cl_mem>(mem), CL_FALSE,
+                                           origin, host_origin, region, pitch, 0, elem_bytes, 0,
+                                           src, 0, nullptr, nullptr));
+    KF_CL_CHECK(clEnqueueWriteBuffer(
+        runtime_.queue(), static_cast<cl_mem>(mem), CL_TRUE, offset + (count - 1) * pitch,
+        elem_bytes, static_cast<const unsigned char*>(src) + (count - 1) * elem_bytes, 0, nullptr,
+        nullptr));
   }
   void download_strided(void* mem, std::size_t offset, std::size_t pitch, void* dst,
                         std::size_t elem_bytes, std::size_t count) override {
     if (count == 0) return;
     const std::size_t origin[3] = {offset, 0, 0}, host_origin[3] = {0, 0, 0};
-    const std::size_t region[3] = {elem_bytes, count, 1};
-    KF_CL_CHECK(clEnqueueReadBufferRect(runtime_.queue(), static_cast<cl_mem>(mem), CL_TRUE, origin,
-                                        host_origin, region, pitch, 0, elem_bytes, 0, dst, 0,
-                                        nullptr, nullptr));
+    const std::size_t region[3] = {elem_bytes, count - 1, 1};
+    if (count > 1)
+      KF_CL_CHECK(clEnqueueReadBufferRect(runtime_.queue(), static_cast<cl_mem>(mem), CL_FALSE,
+                                          origin, host_origin, region, pitch, 0, elem_bytes, 0, dst,
+                                          0, nullptr, nullptr));
+    KF_CL_CHECK(clEnqueueReadBuffer(runtime_.queue(), static_cast<cl_mem>(mem), CL_TRUE,
+                                    offset + (count - 1) * pitch, elem_bytes,
+                                    static_cast<unsigned char*>(dst) + (count - 1) * elem_bytes, 0,
+                                    nullptr, nullptr));
   }
   void copy(void* dst, const void* src, std::size_t offset, std::size_t bytes) override {
     if (bytes == 0) return;
@@ -139,10 +151,14 @@ class OpenCLDevice : public Device {
   void copy_strided(void* dst, const void* src, std::size_t offset, std::size_t pitch,
                     std::size_t elem_bytes, std::size_t count) override {
     if (count == 0) return;
-    const std::size_t origin[3] = {offset, 0, 0}, region[3] = {elem_bytes, count, 1};
-    KF_CL_CHECK(clEnqueueCopyBufferRect(
-        runtime_.queue(), static_cast<cl_mem>(const_cast<void*>(src)), static_cast<cl_mem>(dst),
-        origin, origin, region, pitch, 0, pitch, 0, 0, nullptr, nullptr));
+    cl_mem from = static_cast<cl_mem>(const_cast<void*>(src)), to = static_cast<cl_mem>(dst);
+    const std::size_t origin[3] = {offset, 0, 0}, region[3] = {elem_bytes, count - 1, 1};
+    if (count > 1)
+      KF_CL_CHECK(clEnqueueCopyBufferRect(runtime_.queue(), from, to, origin, origin, region, pitch,
+                                          0, pitch, 0, 0, nullptr, nullptr));
+    const std::size_t last = offset + (count - 1) * pitch;
+    KF_CL_CHECK(clEnqueueCopyBuffer(runtime_.queue(), from, to, last, last, elem_bytes, 0, nullptr,
+                                    nullptr));
     KF_CL_CHECK(clFinish(runtime_.queue()));
   }
   void fill(void* mem, std::size_t offset, const void* pattern, std::size_t pattern_bytes,

@@ -9,6 +9,7 @@
 #include "harness/device.h"
 #include "harness/fill.h"
 #include "harness/perturb.h"
+#include "harness/strided_copy_check.h"
 
 namespace kernelfoundry {
 namespace {
@@ -62,6 +63,18 @@ TEST(PerturbOpenCL, StridedCopiesMatchTheHostChecker) {
     EXPECT_EQ(checksum_chunked(now.data(), now.size()), cand.input_sums[i]);
   }
 }
+
+// The OpenCL backend's strided copies up to the buffer's end, for every element size (the
+// platform KF_OPENCL_PLATFORM picks: PoCL here; NVIDIA's OpenCL on the GPU machine, which refused
+// a rectangle whose last pitch ran past the end).
+class StridedCopyOpenCL : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(StridedCopyOpenCL, SpreadsAndCollectsExactlyTheStridedElements) {
+  std::unique_ptr<Device> cl = make_opencl_device(DeviceOptions{});
+  testing::check_strided_copies(*cl, GetParam(), (std::size_t(1) << 18) + 13);
+}
+
+INSTANTIATE_TEST_SUITE_P(ElementSizes, StridedCopyOpenCL, ::testing::Values(1, 2, 4, 8));
 
 }  // namespace
 }  // namespace kernelfoundry

@@ -151,6 +151,9 @@ EvalOptions eval_options(const JobContext& job) {
   o.sanitizer_timeout_s = c.get_double("eval_config.sanitizer_timeout", 300);
   o.profile_candidates = c.get_bool("eval_config.profile_custom_model", true);
   o.profile_reference = c.get_bool("eval_config.profile_original_model", false);
+  o.profiler_kernel = parse_profiler_choice(c.get_string("eval_config.profiler_kernel", "auto"));
+  o.profiler_reference =
+      parse_profiler_choice(c.get_string("eval_config.profiler_reference", "auto"));
   o.reuse_reference_timing = c.get_bool("eval_config.reuse_reference_timing", true);
   o.reference_recheck_tolerance = c.get_double("eval_config.reference_recheck_tolerance", 0.03);
   o.job_name = job.job_name;
@@ -171,11 +174,9 @@ Status prepare_sanitizer(EvalOptions& options, const Toolchain& toolchain, std::
 
 namespace {
 
-// The job's archs (gpu_arch) with their targets (arch_targets), checked before anything runs.
-Result<std::vector<ArchLane>> arch_lanes(const Config& config, Language language) {
-  using R = Result<std::vector<ArchLane>>;
-  const std::string gpu_arch_key =
-      " (key 'gpu_arch', from " + config.origin("gpu_arch").describe() + ")";
+// arch_targets, parsed; the error names the key.
+Result<std::vector<ArchTarget>> arch_targets(const Config& config) {
+  using R = Result<std::vector<ArchTarget>>;
   const std::string targets_key =
       " (key 'arch_targets', from " + config.origin("arch_targets").describe() + ")";
   std::vector<ArchTarget> targets;
@@ -188,6 +189,17 @@ Result<std::vector<ArchLane>> arch_lanes(const Config& config, Language language
         return R::error("arch_targets names '" + t.arch + "' twice" + targets_key);
     targets.push_back(std::move(*target));
   }
+  return targets;
+}
+
+// The job's archs (gpu_arch) with their targets (arch_targets), checked before anything runs.
+Result<std::vector<ArchLane>> arch_lanes(const Config& config, Language language,
+                                         const std::vector<ArchTarget>& targets) {
+  using R = Result<std::vector<ArchLane>>;
+  const std::string gpu_arch_key =
+      " (key 'gpu_arch', from " + config.origin("gpu_arch").describe() + ")";
+  const std::string targets_key =
+      " (key 'arch_targets', from " + config.origin("arch_targets").describe() + ")";
   std::vector<std::string> archs = normalize_gpu_archs(config);
   if (archs.size() > 1 && language == Language::kCpp)
     return R::error("gpu_arch lists " + std::to_string(archs.size()) + " archs (" +
@@ -227,6 +239,49 @@ Result<std::vector<ArchLane>> arch_lanes(const Config& config, Language language
     lanes.push_back(std::move(lane));
   }
   return lanes;
+}
+
+// reference_gpu_arch: the arch the reference runs on when it is not the candidates' (none when
+// unset, or when it names the one gpu_arch).
+Result<std::optional<ArchLane>> reference_lane(const Config& config, Language language,
+                                               const std::vector<ArchLane>& lanes,
+                                               const std::vector<ArchTarget>& targets) {
+  using R = Result<std::optional<ArchLane>>;
+  const std::string name =
+      config.has("reference_gpu_arch") ? trim(config.get_string("reference_gpu_arch", "")) : "";
+  if (name.empty()) return std::optional<ArchLane>();
+  const std::string key =
+      " (key 'reference_gpu_arch', from " + config.origin("reference_gpu_arch").describe() + ")";
+  if (name.find(',') != std::string::npos)
+    return R::error("reference_gpu_arch names one arch, not a list ('" + name +
+                    "'): the reference runs on one device" + key);
+  if (language == Language::kCpp)
+    return R::error("reference_gpu_arch is '" + name +
+                    "', but CPP kernels and their reference run on the host CPU: remove it" + key);
+  if (arch_profile_name(name) == "native")
+    return R::error(
+        "reference_gpu_arch cannot be 'native': name the reference's arch (a "
+        "profile name, e.g. h100 or cpu) and give it a device in arch_targets" +
+        key);
+  if (lanes.size() == 1 && lanes.front().name == name) return std::optional<ArchLane>();
+  ArchLane lane;
+  lane.name = name;
+  auto profile = find_arch(arch_profile_name(name));
+  if (!profile) return R::error(profile.message() + key);
+  lane.arch = *profile;
+  for (const ArchTarget& t : targets) {
+    if (t.arch != name) continue;
+    lane.env = t.env;
+    lane.target = t.spec;
+  }
+  if (lane.target.empty())
+    return R::error("reference_gpu_arch is '" + name +
+                    "', but it has no device here: give it an arch_targets entry (" + name +
+                    "=cuda:N for CUDA device N, or " + name +
+                    "=opencl:PLATFORM[:DEVICE] for an OpenCL platform whose name contains "
+                    "PLATFORM, and its device number)" +
+                    key);
+  return std::optional<ArchLane>(std::move(lane));
 }
 
 }  // namespace
@@ -270,9 +325,22 @@ Result<JobContext> open_job(const std::vector<std::string>& args) {
     return Result<JobContext>::error(language.message() + " (key 'language', from " +
                                      job.config.origin("language").describe() + ")");
   job.language = *language;
-  auto lanes = arch_lanes(job.config, job.language);
+  for (std::string key : {"eval_config.profiler_kernel", "eval_config.profiler_reference"}) {
+    std::string problem = profiler_choice_problem(
+        parse_profiler_choice(job.config.get_string(key, "auto")), job.language);
+    if (!problem.empty())
+      return Result<JobContext>::error(key + " is " + job.config.get_string(key, "auto") +
+                                       ", but " + problem + ": set it to auto or none (key '" +
+                                       key + "', from " + job.config.origin(key).describe() + ")");
+  }
+  auto targets = arch_targets(job.config);
+  if (!targets) return Result<JobContext>::error(targets.message());
+  auto lanes = arch_lanes(job.config, job.language, *targets);
   if (!lanes) return Result<JobContext>::error(lanes.message());
   job.lanes = std::move(*lanes);
+  auto reference = reference_lane(job.config, job.language, job.lanes, *targets);
+  if (!reference) return Result<JobContext>::error(reference.message());
+  job.reference_lane = std::move(*reference);
   std::vector<std::string> archs;
   for (ArchLane& lane : job.lanes) {
     archs.push_back(lane.name);
@@ -285,6 +353,10 @@ Result<JobContext> open_job(const std::vector<std::string>& args) {
                                  fs::path(job.config.get_string("paths.cache_dir", "runs/cache")));
     }
   }
+  if (job.reference_lane && job.language == Language::kOcl &&
+      job.reference_lane->arch.name == "cpu")
+    (void)apply_host_bandwidth(job.reference_lane->arch,
+                               fs::path(job.config.get_string("paths.cache_dir", "runs/cache")));
   job.arch = job.lanes.front().arch;
   job.gpu_arch = join(archs, ",");
   job.job_name = job.config.get_string("job_name");
@@ -322,22 +394,54 @@ FoundDevice found_device(const nlohmann::json& harness) {
   return found;
 }
 
+// The harness result that says where a lane's candidates run: the reference's own run, or, when
+// the reference runs elsewhere (reference_gpu_arch), its run on the candidates' device.
+const nlohmann::json& candidate_device(const EvalResult& reference) {
+  return reference.candidate_device.is_object() ? reference.candidate_device : reference.harness;
+}
+
 }  // namespace
 
-void prepare_profiler(ArchEvaluators& evaluators, const JobContext& job, const EvalOptions& options,
-                      const std::vector<EvalResult>& references, std::ostream& out) {
-  if (!options.profile_candidates && !options.profile_reference) return;
+Status prepare_profiler(ArchEvaluators& evaluators, const JobContext& job,
+                        const EvalOptions& options, const std::vector<EvalResult>& references,
+                        std::ostream& out) {
+  if (!options.profile_candidates && !options.profile_reference) return Status::ok();
   const char* path = std::getenv("PATH");
   std::vector<std::string> notes;
-  for (size_t i = 0; i < evaluators.size() && i < references.size(); ++i) {
-    ProfilerSetup setup = find_profiler(job.language, found_device(references[i].harness).cpu,
-                                        path != nullptr ? path : "");
-    if (!setup.note.empty() && std::find(notes.begin(), notes.end(), setup.note) == notes.end()) {
-      notes.push_back(setup.note);
-      out << setup.note << "\n";
+  auto setup = [&](ProfilerChoice choice, const nlohmann::json& harness,
+                   const char* key) -> Result<ProfilerSetup> {
+    auto found =
+        find_profiler(job.language, found_device(harness).cpu, path != nullptr ? path : "", choice);
+    if (!found)
+      return Result<ProfilerSetup>::error(std::string(key) + " is " + profiler_choice_name(choice) +
+                                          ", but " + found.message() +
+                                          ": set it to auto or none (key '" + key + "', from " +
+                                          job.config.origin(key).describe() + ")");
+    if (!found->note.empty() && std::find(notes.begin(), notes.end(), found->note) == notes.end()) {
+      notes.push_back(found->note);
+      out << found->note << "\n";
     }
-    evaluators.lane(i).set_profiler(setup, i < job.lanes.size() ? job.lanes[i].arch : job.arch);
+    return found;
+  };
+  for (size_t i = 0; i < evaluators.size() && i < references.size(); ++i) {
+    ProfilerSetup kernels, reference;
+    if (options.profile_candidates) {
+      auto s = setup(options.profiler_kernel, candidate_device(references[i]),
+                     "eval_config.profiler_kernel");
+      if (!s) return s.status();
+      kernels = std::move(*s);
+    }
+    if (options.profile_reference) {
+      // The reference's own device: another one than the candidates' with reference_gpu_arch.
+      auto s = setup(options.profiler_reference, references[i].harness,
+                     "eval_config.profiler_reference");
+      if (!s) return s.status();
+      reference = std::move(*s);
+    }
+    evaluators.lane(i).set_profiler(kernels, reference,
+                                    i < job.lanes.size() ? job.lanes[i].arch : job.arch);
   }
+  return Status::ok();
 }
 
 std::string reference_done_line(const std::vector<EvalResult>& references) {
@@ -347,10 +451,19 @@ std::string reference_done_line(const std::vector<EvalResult>& references) {
     if (i > 0) line += "reference on " + r.arch + ":";
     line += strprintf(" ok (build %.2f s, tests %.2f s%s)", r.build_s, r.test_s,
                       r.timing_source_text.c_str());
+    // reference_gpu_arch: timed on its own device, checked on the candidates' too.
+    if (r.candidate_device.is_object())
+      line += " timed on " + r.harness.value("device", std::string("its own device")) +
+              ", candidates on " + r.candidate_device.value("device", std::string("theirs"));
     if (references.size() > 1 && i == 0) line += " on " + r.arch;
     line += "\n";
   }
   return line;
+}
+
+nlohmann::json reference_arch_json(const JobContext& job) {
+  if (!job.reference_lane) return nullptr;
+  return job.reference_lane->name;
 }
 
 nlohmann::json reference_runtimes(const std::vector<EvalResult>& references) {
@@ -363,31 +476,46 @@ nlohmann::json reference_runtimes(const std::vector<EvalResult>& references) {
 namespace {
 
 // One arch of several: the device its target selected must be the one the arch names.
-Status settle_lane(const ArchLane& lane, const nlohmann::json& harness, const JobContext& job) {
+Status settle_lane(const ArchLane& lane, const nlohmann::json& harness, const JobContext& job,
+                   const std::string& key = "gpu_arch") {
   if (!harness.is_object()) return Status::ok();
   FoundDevice found = found_device(harness);
   if (found.name.empty() && !found.cpu) return Status::ok();
   std::string problem = arch_claim_problem(lane.arch, found);
   if (problem.empty()) return Status::ok();
   return Status::error(
-      "arch '" + lane.name + "' (target " + lane.target + "): " + problem +
-      ". A kernel is stored under its gpu_arch as where it ran, so the job stops before any is: "
-      "point the arch's arch_targets entry at its device, or name the arch after the device "
-      "found (" +
-      arch_name_of(found) + "). (keys 'gpu_arch' and 'arch_targets', from " +
+      key + " '" + lane.name + "' (" +
+      (lane.target.empty() ? "no arch_targets entry: the default device"
+                           : "target " + lane.target) +
+      "): " + problem +
+      ". A kernel and its speedup are stored under the archs they ran on, so the job stops "
+      "before any is: point the arch's arch_targets entry at its device, or name the arch after "
+      "the device found (" +
+      arch_name_of(found) + "). (keys '" + key + "' and 'arch_targets', from " +
       job.config.origin("arch_targets").describe() + ")");
 }
 
 }  // namespace
 
 Status settle_arch(JobContext& job, const std::vector<EvalResult>& references) {
+  // reference_gpu_arch is as much a claim: the device the reference was timed on.
+  if (job.reference_lane)
+    for (const EvalResult& r : references)
+      if (r.candidate_device.is_object())
+        KF_RETURN_IF_ERROR(settle_lane(*job.reference_lane, r.harness, job, "reference_gpu_arch"));
   if (job.lanes.size() > 1) {
     for (size_t i = 0; i < job.lanes.size() && i < references.size(); ++i)
-      KF_RETURN_IF_ERROR(settle_lane(job.lanes[i], references[i].harness, job));
+      KF_RETURN_IF_ERROR(settle_lane(job.lanes[i], candidate_device(references[i]), job));
+    return Status::ok();
+  }
+  if (job.reference_lane && !job.lanes.front().target.empty()) {
+    // One arch with its own target: checked as one of several.
+    if (!references.empty())
+      KF_RETURN_IF_ERROR(settle_lane(job.lanes.front(), candidate_device(references.front()), job));
     return Status::ok();
   }
   if (references.empty()) return Status::ok();
-  const nlohmann::json& harness = references.front().harness;
+  const nlohmann::json& harness = candidate_device(references.front());
   if (!harness.is_object()) return Status::ok();  // nothing said: nothing to check against
   FoundDevice found = found_device(harness);
   if (found.name.empty() && !found.cpu) return Status::ok();
@@ -472,7 +600,8 @@ Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candid
   if (Status s = prepare_sanitizer(options, *toolchain, out); !s) return fail_job(s.message());
   StoreReferenceTimings kept_timings(*job.store);
   options.reference_timings = &kept_timings;
-  ArchEvaluators evaluator(job.task, options, job.lanes, *toolchain, runner);
+  ArchEvaluators evaluator(job.task, options, job.lanes, *toolchain, runner,
+                           job.reference_lane ? &*job.reference_lane : nullptr);
 
   out << "job " << job.job_name << ": task " << job.task_name << " (" << record.language << ", "
       << job.gpu_arch << "), " << candidates.size() << " candidate(s)\n";
@@ -488,7 +617,8 @@ Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candid
     record.gpu_arch = job.gpu_arch;
     KF_RETURN_IF_ERROR(job.store->put_job(record));
   }
-  prepare_profiler(evaluator, job, options, *reference, out);
+  if (Status s = prepare_profiler(evaluator, job, options, *reference, out); !s)
+    return fail_job(s.message());
   if (seed_candidate) {  // looked up under the arch just settled
     auto seed = resolve_seed_kernel(job);
     if (!seed) return fail_job(seed.message());
@@ -504,6 +634,7 @@ Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candid
                             {"language", record.language},
                             {"gpu_arch", job.gpu_arch},
                             {"reference", reference_runtimes(*reference)},
+                            {"reference_gpu_arch", reference_arch_json(job)},
                             {"reference_timing", reference->front().timing_source},
                             {"kernels", nlohmann::json::array()}};
   JobSummary summary;

@@ -31,6 +31,9 @@ struct JobContext {
   std::string gpu_arch{};  // as configured: one name, or several joined by ','
   // One per gpu_arch entry, with the device its arch_targets entry selects (eval/multi_arch.h).
   std::vector<ArchLane> lanes{};
+  // reference_gpu_arch, when the reference runs on another arch's device than the candidates
+  // (its arch_targets entry); unset: each lane's reference runs on the lane's device.
+  std::optional<ArchLane> reference_lane{};
   std::string job_name{}, task_name{};
   std::filesystem::path run_dir{};  // <logdir>/<job_name>
   std::unique_ptr<Store> store{};
@@ -42,15 +45,22 @@ struct JobContext {
 // name (arch_name_of), with the profile's figures where the device is a known one.
 Status settle_arch(JobContext& job, const std::vector<EvalResult>& references);
 
-// After the reference runs: the profiler for each lane's device (eval/profile.h) given to its
+// After the reference runs: the profilers for each lane (eval/profile.h: the candidates' device's
+// and the reference's, as eval_config.profiler_kernel / profiler_reference choose) given to its
 // evaluator, when eval_config.profile_custom_model or profile_original_model is on; a missing
-// one is a one-line note on `out`.
-void prepare_profiler(ArchEvaluators& evaluators, const JobContext& job, const EvalOptions& options,
-                      const std::vector<EvalResult>& references, std::ostream& out);
+// one is a one-line note on `out`. An error when a chosen profiler cannot profile the device
+// found (perf for a kernel on a GPU).
+Status prepare_profiler(ArchEvaluators& evaluators, const JobContext& job,
+                        const EvalOptions& options, const std::vector<EvalResult>& references,
+                        std::ostream& out);
 
 // The reference's progress line after "reference: building and timing ...": " ok (build B s,
 // tests T s...)", then a line per further arch.
 std::string reference_done_line(const std::vector<EvalResult>& references);
+
+// results.json's reference_gpu_arch: the arch the reference ran on when not the candidates'
+// (null otherwise).
+nlohmann::json reference_arch_json(const JobContext& job);
 
 // The reference's runtimes for results.json: its shapes' for one arch, {arch: shapes} for more.
 nlohmann::json reference_runtimes(const std::vector<EvalResult>& references);

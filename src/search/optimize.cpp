@@ -1048,7 +1048,8 @@ Result<SearchSummary> Search::run() {
   kept_timings_ = std::make_unique<StoreReferenceTimings>(*job_.store);
   options.reference_timings = kept_timings_.get();
   evaluator_ =
-      std::make_unique<ArchEvaluators>(job_.task, options, job_.lanes, *toolchain, runner_);
+      std::make_unique<ArchEvaluators>(job_.task, options, job_.lanes, *toolchain, runner_,
+                                       job_.reference_lane ? &*job_.reference_lane : nullptr);
 
   out_ << "job " << job_.job_name << (s_.resume ? " (resumed)" : "") << ": task " << job_.task_name
        << " (" << language_ << ", " << job_.gpu_arch << "), " << s_.max_iters << " iteration(s) x "
@@ -1078,7 +1079,8 @@ Result<SearchSummary> Search::run() {
     record_.gpu_arch = job_.gpu_arch;
     KF_RETURN_IF_ERROR(job_.store->put_job(record_));
   }
-  prepare_profiler(*evaluator_, job_, options, *references, out_);
+  if (Status s = prepare_profiler(*evaluator_, job_, options, *references, out_); !s)
+    return fail(s.message());
   results_ = {{"format", "kernelfoundry-results"},
               {"version", 2},
               {"job_name", job_.job_name},
@@ -1087,6 +1089,7 @@ Result<SearchSummary> Search::run() {
               {"language", language_},
               {"gpu_arch", job_.gpu_arch},
               {"reference", reference_runtimes(*references)},
+              {"reference_gpu_arch", reference_arch_json(job_)},
               {"reference_timing", reference->timing_source},
               {"reference_timeline",
                {{"build", {reference_begin, reference_begin + reference->build_s}},

@@ -280,4 +280,82 @@ TEST(EvalOcl, SeveralArchsNeedATargetEachWhichMustBeTheirDevice) {
   EXPECT_CONTAINS(malformed.cli.output, "arch_targets entry 'cpu/a=opencl'");
 }
 
+// reference_gpu_arch: the reference is built, checked and timed (beside each candidate, by the
+// judge) on its own arch's device, and run once on the candidates' device, which the arch check
+// reads; speedups are candidate-there against reference-here, and the log says so.
+TEST(EvalOcl, ReferenceRunsOnItsOwnArchDevice) {
+  ::setenv("POCL_DEVICES", "basic pthread", 1);
+  Scratch s;
+  const std::string targets =
+      "arch_targets=cpu/basic=opencl:portable:0,cpu/pthread=opencl:portable:1";
+  std::vector<std::string> args = {"eval",
+                                   "task=" + example(kTask).string(),
+                                   "job_name=ocl_ref_elsewhere",
+                                   "gpu_arch=cpu/pthread",
+                                   "reference_gpu_arch=cpu/basic",
+                                   targets,
+                                   candidate(kTask, "correct.cl").string()};
+  for (const auto& a : Scratch::quick_args()) args.push_back(a);
+  JobOutcome job = s.run_job("ocl_ref_elsewhere", args);
+  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output;
+  EXPECT_CONTAINS(job.cli.output, " timed on basic-");
+  EXPECT_CONTAINS(job.cli.output, ", candidates on pthread-");
+  EXPECT_EQ(job.results.value("reference_gpu_arch", std::string()), "cpu/basic") << job.results;
+  ASSERT_EQ(job.kernels.size(), 1u);
+  const KernelRecord& k = job.kernels[0];
+  EXPECT_EQ(k.verdict, 5) << k.reason << k.eval_log;
+  EXPECT_EQ(k.gpu_arch, "cpu/pthread");
+  EXPECT_TRUE(k.speedup.has_value());
+  EXPECT_CONTAINS(k.eval_log, "on opencl device 'pthread-");
+  EXPECT_CONTAINS(k.eval_log,
+                  "speedup against the reference on cpu/basic (reference_gpu_arch); this kernel "
+                  "ran on cpu");
+
+  // The reference's device is checked like any arch's: bmg pointed at a CPU stops the job.
+  std::vector<std::string> wrong = {
+      "eval",
+      "task=" + example(kTask).string(),
+      "job_name=ocl_ref_wrong",
+      "gpu_arch=cpu/pthread",
+      "reference_gpu_arch=bmg",
+      "arch_targets=bmg=opencl:portable:0,cpu/pthread=opencl:portable:1",
+      candidate(kTask, "correct.cl").string()};
+  for (const auto& a : Scratch::quick_args()) wrong.push_back(a);
+  JobOutcome other = s.run_job("ocl_ref_wrong", wrong);
+  EXPECT_NE(other.cli.exit_code, 0);
+  EXPECT_CONTAINS(other.cli.output, "reference_gpu_arch 'bmg' (target opencl:portable:0)");
+  EXPECT_TRUE(other.kernels.empty()) << other.kernels.size() << " kernel(s) stored";
+}
+
+// Mistakes in reference_gpu_arch and the profiler keys stop the job before anything runs.
+TEST(EvalOcl, ReferenceArchAndProfilerChoicesAreCheckedAtStart) {
+  Scratch s;
+  auto start = [&](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> args = {"eval", "task=" + example(kTask).string(), "job_name=" + name};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(candidate(kTask, "correct.cl").string());
+    return s.run_job(name, args);
+  };
+  JobOutcome untargeted = start("ref_untargeted", {"gpu_arch=cpu", "reference_gpu_arch=h100"});
+  EXPECT_NE(untargeted.cli.exit_code, 0);
+  EXPECT_CONTAINS(untargeted.cli.output, "reference_gpu_arch is 'h100', but it has no device here");
+  EXPECT_CONTAINS(untargeted.cli.output, "h100=cuda:N");
+  JobOutcome list = start("ref_list", {"gpu_arch=cpu", "reference_gpu_arch=h100,h200"});
+  EXPECT_NE(list.cli.exit_code, 0);
+  EXPECT_CONTAINS(list.cli.output, "reference_gpu_arch names one arch");
+  JobOutcome native = start("ref_native", {"gpu_arch=cpu", "reference_gpu_arch=native"});
+  EXPECT_NE(native.cli.exit_code, 0);
+  EXPECT_CONTAINS(native.cli.output, "reference_gpu_arch cannot be 'native'");
+  JobOutcome ncu = start("prof_ncu", {"eval_config.profiler_kernel=ncu"});
+  EXPECT_NE(ncu.cli.exit_code, 0);
+  EXPECT_CONTAINS(ncu.cli.output,
+                  "eval_config.profiler_kernel is ncu, but ncu (Nsight Compute) profiles CUDA "
+                  "kernels only, and this job's language is OCL");
+  JobOutcome bad = start("prof_bad", {"eval_config.profiler_reference=vtune"});
+  EXPECT_NE(bad.cli.exit_code, 0);
+  EXPECT_CONTAINS(bad.cli.output, "profiler_reference");
+  for (const JobOutcome* o : {&untargeted, &list, &native, &ncu, &bad})
+    EXPECT_TRUE(o->kernels.empty());
+}
+
 }  // namespace kf::e2e
