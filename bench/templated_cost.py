@@ -4,7 +4,8 @@
 Issue 11's benchmark: the same N variants of reduction_cpp's row_sums (lanes x unroll of an
 accumulator loop) evaluated two ways in `kernelfoundry eval` jobs on the CPU machine:
   templated  one candidate whose dispatcher lists all N combinations: one build, then each
-             combination a full child run of that build (checks and side-by-side timing);
+             combination a child run of that build (checks; with more than 3 combinations a
+             brief timing first, and the fastest 3 timed in full, side by side);
   separate   N plain candidates, one per variant: N builds and N child runs.
 Each way runs in a fresh cache (no build reused across the two). Reports the job wall times, the
 ratio, and that the two ways chose the same fastest variant (they should, within noise).

@@ -175,6 +175,9 @@ struct RunExtras {
   // The same sources already passed static screening in this evaluation (a templated kernel's
   // later combinations): the objects are the cached ones screened then.
   bool screened = false;
+  // A templated kernel's first pass over its combinations: every check as usual, but a short
+  // timing against the reference's job-start timing, not side by side (it only ranks them).
+  bool short_timing = false;
 };
 
 class Evaluator {

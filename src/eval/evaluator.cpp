@@ -24,6 +24,15 @@
 namespace kf {
 namespace {
 
+// A templated kernel's first pass (RunExtras::short_timing): a twentieth of the shape budget
+// (20-100 ms) and few samples, enough to rank combinations, not to report one.
+std::vector<std::string> short_timing_args(const EvalOptions& o) {
+  double budget = std::min(o.time_budget_s, std::clamp(0.05 * o.time_budget_s, 0.02, 0.1));
+  int max_samples = std::max(3, std::min(o.max_samples, 50));
+  return {"--time-budget", strprintf("%g", budget),    "--min-samples", "3",
+          "--max-samples", std::to_string(max_samples)};
+}
+
 // Far above any real result (samples of every shape); the file is written by the candidate's
 // process, so its size is not trusted.
 constexpr uintmax_t kMaxResultFileBytes = 64u << 20;
@@ -591,10 +600,12 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   if (role != Role::kTest && !extra_shapes_json_.empty())
     extra.insert(extra.end(), {"--extra-shapes", extra_shapes_json_});
   extra.insert(extra.end(), extras.args.begin(), extras.args.end());
+  if (extras.short_timing)
+    for (std::string& a : short_timing_args(options_)) extra.push_back(std::move(a));
   // The candidate's timed calls in batches, each next to a batch of the reference's timed by the
   // judge (a speedup measured side by side): where the job has a judge.
   std::unique_ptr<PacedTiming> paced;
-  if (role == Role::kCandidate && options_.paired_timing && has_judge()) {
+  if (role == Role::kCandidate && options_.paired_timing && !extras.short_timing && has_judge()) {
     PacedTiming::Options po;
     po.shape_budget_s = options_.time_budget_s;
     // The least a shape takes is the probe and three pairs (seven batches): batches sized so that

@@ -3,6 +3,9 @@
 // child of that build, named by --template-params (checked by the judge, timed side by side like
 // any candidate). The best correct combination is the kernel's result; every combination's verdict,
 // reason and runtime go with it.
+#include <algorithm>
+#include <optional>
+
 #include "eval/eval.h"
 #include "eval/templated.h"
 #include "util/strings.h"
@@ -33,52 +36,107 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
                                          const std::map<std::string, std::string>& changed,
                                          Role role, const TemplatedSource& source) {
   const TemplatedKernel& k = source.kernel;
+  const size_t n = k.combinations.size();
   RunExtras extras;
   // The first combination is the one a run without --template-params gets.
   extras.files[templated_entry_path(source, options_.language)] =
       templated_entry_source(k, k.combinations.front());
-  std::vector<EvalResult> runs;
+  std::vector<std::optional<EvalResult>> runs(n);  // each combination's latest run
   nlohmann::json results = nlohmann::json::array();
+  for (const TemplateCombination& combo : k.combinations)
+    results.push_back({{"label", combination_label(k, combo)},
+                       {"params", combination_params(k, combo)},
+                       {"timing", "not run"}});
   double build_s = 0, test_s = 0, screen_s = 0, check_s = 0;
   std::string not_run;
-  for (size_t i = 0; i < k.combinations.size(); ++i) {
+  // One run of combination i; false when the machine failed (`failure` is then the result) or
+  // the build did (every combination fails alike: the rest are not run).
+  std::optional<EvalResult> failure;
+  bool unbuildable = false;
+  auto run = [&](size_t i, const std::string& dir, bool short_timing) {
     const TemplateCombination& combo = k.combinations[i];
     extras.args = {"--template-params", combination_params(k, combo).dump()};
+    extras.short_timing = short_timing;
     // The same sources each time: the first run builds, the others take the build from the cache.
-    EvalResult r =
-        build_and_run(strprintf("%s/combo-%02zu", id.c_str(), i), changed, role, false, extras);
+    EvalResult r = build_and_run(strprintf("%s/%s-%02zu", id.c_str(), dir.c_str(), i), changed,
+                                 role, false, extras);
     build_s += r.build_s;
     test_s += r.test_s;
     screen_s += r.screen_s;
     check_s += r.check_s;
-    if (!r.environment_error.empty()) return r;  // the machine's fault: no verdict at all
-    results.push_back(combination_entry(k, combo, r));
+    if (!r.environment_error.empty()) {
+      failure = std::move(r);
+      return false;
+    }
+    // The entry shows the combination's latest run; a full run keeps the first pass's figure.
+    nlohmann::json screened = results[i].value("timing", "") == "short"
+                                  ? results[i].value("speedup", nlohmann::json())
+                                  : nlohmann::json();
+    results[i] = combination_entry(k, combo, r);
+    results[i]["timing"] = short_timing ? "short" : "full";
+    if (!short_timing && !screened.is_null()) results[i]["screen_speedup"] = screened;
     bool unbuilt = r.verdict == kCompileError && r.harness.is_null();  // no test child ran
     extras.screened = !unbuilt;  // the same objects for every combination: screened once
-    runs.push_back(std::move(r));
+    runs[i] = std::move(r);
     if (unbuilt) {
+      unbuildable = true;
       // Built once for all: what does not build or pass screening fails every combination alike.
-      if (i + 1 < k.combinations.size())
+      if (i + 1 < n)
         not_run = strprintf("; the build failed, so the other %zu combination(s) were not run",
-                            k.combinations.size() - i - 1);
-      break;
+                            n - i - 1);
+      return false;
+    }
+    return true;
+  };
+  // Many combinations: a first pass with a short timing ranks them (every check as usual), and
+  // only the fastest few are timed in full, side by side. Few: each is timed in full at once.
+  const bool two_passes = n > kTemplateFinalists;
+  std::vector<size_t> finalists;
+  if (two_passes) {
+    for (size_t i = 0; i < n; ++i) {
+      if (!run(i, "screen", true)) break;
+    }
+    if (failure) return std::move(*failure);
+    std::vector<size_t> order;
+    for (size_t i = 0; i < n; ++i)
+      if (runs[i] && runs[i]->verdict == kCorrect) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return runs[a]->fitness > runs[b]->fitness; });
+    if (order.size() > kTemplateFinalists) order.resize(kTemplateFinalists);
+    finalists = order;
+  } else {
+    for (size_t i = 0; i < n; ++i) finalists.push_back(i);
+  }
+  std::vector<size_t> full;  // combinations with a full run, in order
+  if (!unbuildable) {
+    for (size_t i : finalists) {
+      bool ok = run(i, "combo", false);
+      if (failure) return std::move(*failure);
+      full.push_back(i);
+      if (!ok) break;
     }
   }
-  // The best: correct and unflagged with the highest speedup (fitness says exactly that), else
-  // the furthest any combination got.
-  size_t best = 0;
-  for (size_t i = 1; i < runs.size(); ++i)
-    if (runs[i].fitness > runs[best].fitness) best = i;
+  // The best: correct and unflagged with the highest speedup (fitness says exactly that) among
+  // the full runs, else the furthest any run got.
+  std::vector<size_t> candidates = full;
+  if (candidates.empty())
+    for (size_t i = 0; i < n; ++i)
+      if (runs[i]) candidates.push_back(i);
+  size_t best = candidates.front();
+  for (size_t i : candidates)
+    if (runs[i]->fitness > runs[best]->fitness) best = i;
   results[best]["chosen"] = true;
-  size_t correct = 0;
-  for (const EvalResult& run : runs) correct += run.verdict == kCorrect ? 1 : 0;
+  size_t correct = 0, correct_full = 0;
+  for (size_t i = 0; i < n; ++i) correct += runs[i] && runs[i]->verdict == kCorrect ? 1 : 0;
+  for (size_t i : full) correct_full += runs[i]->verdict == kCorrect ? 1 : 0;
   // The fastest of several correct combinations is the luckiest of their noisy measurements (one
-  // more ticket per combination listed): the chosen one runs once more in a fresh child, and that
+  // more ticket per combination timed): the chosen one runs once more in a fresh child, and that
   // run, not the one it was picked by, is the kernel's result.
   std::string confirmation;
-  if (correct >= 2) {
+  if (correct_full >= 2) {
     extras.args = {"--template-params", results[best]["params"].dump()};
     extras.screened = true;
+    extras.short_timing = false;
     EvalResult again = build_and_run(id + "/confirm", changed, role, false, extras);
     build_s += again.build_s;
     test_s += again.test_s;
@@ -92,22 +150,30 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
                        : " (its confirming run failed)";
     runs[best] = std::move(again);
   }
-  EvalResult r = std::move(runs[best]);
+  for (auto& entry : results)
+    if (!entry.contains("chosen")) entry["chosen"] = false;
+  EvalResult r = std::move(*runs[best]);
   r.build_s = build_s;
   r.test_s = test_s;
   r.screen_s = screen_s;
   r.check_s = check_s;
   r.template_params = results[best]["params"];
   std::string chosen = results[best]["label"].get<std::string>();
-  r.reason = strprintf("templated: %zu of %zu combination(s) correct; %s %s%s: ", correct,
-                       k.combinations.size(), correct > 0 ? "chosen" : "shown", chosen.c_str(),
+  std::string passes =
+      two_passes ? strprintf("; the %zu fastest in the first pass timed in full", full.size()) : "";
+  r.reason = strprintf("templated: %zu of %zu combination(s) correct%s; %s %s%s: ", correct, n,
+                       passes.c_str(), correct > 0 ? "chosen" : "shown", chosen.c_str(),
                        confirmation.c_str()) +
              r.reason + not_run;
   r.template_results = std::move(results);
-  r.eval_log = strprintf(
-                   "== templated kernel: %zu combination(s) of %s, one build, each run on "
-                   "its own\n",
-                   k.combinations.size(), k.name.c_str()) +
+  std::string how = two_passes
+                        ? strprintf(
+                              "one build; each run on its own, first with a short timing, then the "
+                              "fastest %zu timed in full, side by side",
+                              full.size())
+                        : "one build, each run on its own";
+  r.eval_log = strprintf("== templated kernel: %zu combination(s) of %s, %s\n", n, k.name.c_str(),
+                         how.c_str()) +
                template_results_text(r.template_results) + not_run + "\n\n== the " +
                (correct > 0 ? "chosen" : "shown") + " combination (" + chosen + ")\n" + r.eval_log;
   return r;

@@ -549,10 +549,17 @@ std::string template_results_text(const nlohmann::json& results) {
   for (const auto& r : results) {
     if (!r.is_object()) continue;
     std::string line = "- " + r.value("label", std::string("?")) + ": ";
+    std::string timing = r.value("timing", std::string("full"));
+    if (timing == "not run") {
+      lines.push_back(line + "not run");
+      continue;
+    }
     int verdict = r.value("verdict", 0);
     line += std::string(verdict_name(verdict));
     if (r.contains("speedup") && r["speedup"].is_number())
       line += strprintf(", speedup %.3fx", r["speedup"].get<double>());
+    // Many combinations are first timed briefly; only the fastest few are timed in full.
+    if (timing == "short" && verdict == kCorrect) line += " (short timing only)";
     if (r.value("chosen", false) && !r.contains("confirmed_verdict")) {
       line += " (chosen: the kernel's result)";
     } else if (r.value("chosen", false)) {

@@ -40,6 +40,11 @@ struct TemplatedKernel {
 // fastest of many noisy measurements would be a lottery ticket per combination.
 constexpr size_t kMaxTemplateCombinations = 64;
 
+// With more combinations than this, a first pass with a short timing ranks them all (each still
+// checked in full), and only this many of the fastest correct ones are timed in full, side by
+// side (evaluator_templated.cpp).
+constexpr size_t kTemplateFinalists = 3;
+
 // Reads the dispatcher from a source file's text. nullopt: the code has no call of
 // forward_templated<...> (not a templated kernel). An error says what cannot be read (a value
 // that is not a literal, instantiations with different numbers of arguments, a static

@@ -330,6 +330,19 @@ TEST(Templated, ResultsTextIsOneLinePerCombination) {
   EXPECT_EQ(template_results_text(nlohmann::json::array()), "");
 }
 
+TEST(Templated, ResultsTextSaysWhichCombinationsWereOnlyTimedBriefly) {
+  nlohmann::json results = nlohmann::json::array(
+      {{{"label", "a=1"}, {"verdict", 5}, {"speedup", 0.8}, {"timing", "short"}},
+       {{"label", "a=2"}, {"verdict", 4}, {"reason", "wrong"}, {"timing", "short"}},
+       {{"label", "a=3"}, {"verdict", 5}, {"speedup", 1.2}, {"timing", "full"}},
+       {{"label", "a=4"}, {"timing", "not run"}}});
+  EXPECT_EQ(template_results_text(results),
+            "- a=1: correct, speedup 0.800x (short timing only)\n"
+            "- a=2: wrong values: wrong\n"
+            "- a=3: correct, speedup 1.200x\n"
+            "- a=4: not run");
+}
+
 // CUDA, build only (no GPU needed): a templated matmul candidate spliced into the example's
 // matmul.cu, with the generated entry point, compiles and links under nvcc against a caller of
 // the task's unchanged entry point.
