@@ -1,9 +1,13 @@
 // The CLI's subcommands: argument handling and output only; the work is in the library.
 #include "cli/commands.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "config/api_keys.h"
+#include "eval/templated.h"
+#include "eval/verdict.h"
+#include "lang/lang.h"
 #include "search/job.h"
 #include "search/job_owner.h"
 #include "search/optimize.h"
@@ -126,6 +130,131 @@ int cmd_eval(const std::vector<std::string>& args) {
   auto summary = run_candidates(*job, candidates, runner, std::cout);
   if (!summary) return fail(summary.message());
   return kExitOk;
+}
+
+namespace {
+
+// The tuning results, fastest first: the combinations timed in full, then those the first pass
+// timed briefly, then those that failed or did not run.
+void print_tuning_table(const nlohmann::json& results, std::ostream& out) {
+  if (!results.is_array() || results.empty()) return;
+  auto rank = [](const nlohmann::json& r) {
+    std::string timing = r.value("timing", std::string("full"));
+    if (r.value("verdict", 0) != kCorrect || !r["speedup"].is_number()) return 2;
+    return timing == "full" ? 0 : 1;
+  };
+  std::vector<const nlohmann::json*> rows;
+  for (const auto& r : results)
+    if (r.is_object()) rows.push_back(&r);
+  std::stable_sort(rows.begin(), rows.end(), [&](const nlohmann::json* a, const nlohmann::json* b) {
+    if (rank(*a) != rank(*b)) return rank(*a) < rank(*b);
+    if (rank(*a) == 2) return false;
+    return (*a)["speedup"].get<double>() > (*b)["speedup"].get<double>();
+  });
+  out << "tuning results, fastest first (speedup against the reference; docs/templating.md):\n";
+  for (const nlohmann::json* r : rows) {
+    std::string timing = r->value("timing", std::string("full"));
+    std::string label = r->value("label", std::string("?"));
+    std::string what;
+    if (timing == "not run") {
+      what = "not run";
+    } else if (rank(*r) == 2) {
+      what = std::string(verdict_name(r->value("verdict", 0)));
+    } else {
+      what = strprintf("%.3fx", (*r)["speedup"].get<double>()) +
+             (timing == "full" ? " (timed in full, side by side)" : " (first pass, brief timing)");
+    }
+    if (r->value("chosen", false) && r->contains("confirmed_verdict")) {
+      // Picked by that figure, then run once more: the confirming run is the kernel's result.
+      what += r->value("confirmed_verdict", 0) == kCorrect && (*r)["confirmed_speedup"].is_number()
+                  ? strprintf("  <- chosen; confirmed at %.3fx (the kernel's result)",
+                              (*r)["confirmed_speedup"].get<double>())
+                  : "  <- chosen; its confirming run failed";
+    } else if (r->value("chosen", false)) {
+      what += "  <- chosen";
+    }
+    out << strprintf("  %-40s %s\n", label.c_str(), what.c_str());
+  }
+}
+
+}  // namespace
+
+int cmd_tune(const std::vector<std::string>& args) {
+  std::vector<std::string> config_args;
+  std::vector<Candidate> file;
+  for (const auto& a : args) {
+    if (is_config_arg(a)) {
+      config_args.push_back(a);
+      continue;
+    }
+    if (!file.empty())
+      return fail("tune takes at most one FILE (a templated EVOLVE block); got '" +
+                  file.front().label + "' and '" + a + "'");
+    auto text = read_file(a);
+    if (!text) return fail(text.message());
+    file.push_back({fs::path(a).filename().string(), {*text}});
+  }
+  auto job = open_job(config_args);
+  if (!job) return fail(job.message());
+  print_config_notes(job->config);
+  print_task_warnings(job->task);
+  if (job->language != Language::kCpp && job->language != Language::kCuda)
+    return fail("tune: templated kernels are evaluated for CPP and CUDA tasks; task '" +
+                job->task_name + "' is " + std::string(language_name(job->language)) +
+                " (docs/templating.md)");
+  size_t blocks = job->task.blocks_of(BlockKind::kEvolve).size();
+  if (!file.empty() && blocks != 1)
+    return fail(
+        strprintf("the task has %zu EVOLVE blocks; tune FILE replaces exactly one", blocks));
+  // The kernel to tune: FILE, else the one a validate run would evaluate (the EVOLVE block as
+  // written, start_from_best, kernels_iter_0_path).
+  Candidate kernel;
+  bool late = false;
+  if (!file.empty()) {
+    kernel = file.front();
+  } else if (job->arch.name == "native") {
+    // Stored kernels are looked up under the device's name, known once the reference has run.
+    late = true;
+  } else {
+    auto seed = resolve_seed_kernel(*job);
+    if (!seed) return fail(seed.message());
+    if (!seed->note.empty()) std::cout << seed->note << "\n";
+    kernel = {seed->label, seed->codes, seed->source_uuid};
+  }
+  if (!late) {
+    // No codes: the EVOLVE blocks as written (nothing changed).
+    auto spliced =
+        kernel.codes.empty()
+            ? Result<std::map<std::string, std::string>>(std::map<std::string, std::string>())
+            : splice_evolve(job->task, kernel.codes);
+    if (!spliced) return fail(spliced.message());
+    auto templated = find_templated(job->task, *spliced);
+    if (!templated) return fail("tune: " + kernel.label + ": " + templated.message());
+    if (!templated->has_value())
+      return fail("tune: the kernel to tune (" + kernel.label +
+                  ") is not a templated kernel: write the kernel as forward_templated<...> and a "
+                  "dispatcher with the task's entry point's name listing each combination "
+                  "(docs/templating.md, 'The format')");
+    const TemplatedKernel& k = (*templated)->kernel;
+    std::cout << strprintf(
+        "tuning %s: %zu combination(s) of %s; %s\n", kernel.label.c_str(), k.combinations.size(),
+        k.name.c_str(),
+        k.combinations.size() > kTemplateFinalists
+            ? strprintf("each checked and timed briefly, the %zu fastest correct ones timed in "
+                        "full, side by side",
+                        kTemplateFinalists)
+                  .c_str()
+            : "each checked and timed in full, side by side");
+  }
+  PosixProcessRunner runner;
+  std::vector<Candidate> candidates;
+  if (!late) candidates.push_back(kernel);
+  auto summary = run_candidates(*job, candidates, runner, std::cout, late);
+  if (!summary) return fail(summary.message());
+  if (late && summary->last_template_results.is_null())
+    return fail("tune: the kernel evaluated is not a templated kernel (docs/templating.md)");
+  print_tuning_table(summary->last_template_results, std::cout);
+  return summary->last_verdict == kCorrect ? kExitOk : kExitNotCorrect;
 }
 
 int cmd_test(const std::vector<std::string>& args) {

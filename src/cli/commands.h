@@ -8,6 +8,7 @@ namespace kf {
 
 int cmd_run(const std::vector<std::string>& args);
 int cmd_eval(const std::vector<std::string>& args);
+int cmd_tune(const std::vector<std::string>& args);
 int cmd_test(const std::vector<std::string>& args);
 int cmd_init(const std::vector<std::string>& args);
 int cmd_config(const std::vector<std::string>& args);

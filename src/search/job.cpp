@@ -696,6 +696,7 @@ Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candid
 
     ++summary.evaluated;
     summary.last_verdict = r.verdict;
+    summary.last_template_results = r.template_results;
     if (r.verdict == kCorrect) ++summary.correct;
     if (beats_best(r, summary.best_speedup, summary.best_interval)) {
       summary.best_speedup = r.speedup;

@@ -83,6 +83,7 @@ struct JobSummary {
   std::optional<SpeedupInterval> best_interval;  // the best's, when it was timed side by side
   std::string best_uuid;
   int last_verdict = -1;
+  nlohmann::json last_template_results;  // the last kernel's combinations, when it is templated
 };
 
 // Builds the reference once, evaluates each candidate in order (a failing candidate is a verdict,

@@ -180,6 +180,78 @@ TEST(SearchTemplated, TheBestKernelsPackageRunsTheChosenCombination) {
   EXPECT_TRUE(again.kernels[1].template_results_json.empty());
 }
 
+// kernelfoundry tune: the templated kernel's combinations evaluated with no LLM, the tuned
+// kernel stored so that a later start_from_best job starts from it.
+TEST(SearchTemplated, TuneChoosesTheFastestAndALaterJobStartsFromIt) {
+  Scratch s;
+  JobOutcome tuned =
+      s.run_job("tuned", with_quick({"tune", "task=" + example(kTask).string(), "job_name=tuned",
+                                     candidate(kTask, "templated.cpp").string()}));
+  ASSERT_EQ(tuned.cli.exit_code, 0) << tuned.cli.output;
+  ASSERT_TRUE(tuned.db_error.empty()) << tuned.db_error;
+  ASSERT_EQ(tuned.kernels.size(), 1u) << tuned.cli.output;
+  const KernelRecord& k = tuned.kernels[0];
+  EXPECT_EQ(k.verdict, 5) << k.reason;
+  EXPECT_TRUE(k.prompt.empty()) << "no LLM: no prompt";
+  EXPECT_CONTAINS(tuned.cli.output,
+                  "tuning templated.cpp: 4 combination(s) of row_sums; each checked and timed "
+                  "briefly, the 3 fastest correct ones timed in full, side by side");
+  auto results = nlohmann::json::parse(k.template_results_json, nullptr, false);
+  ASSERT_TRUE(results.is_array() && results.size() == 4u) << k.template_results_json;
+  const nlohmann::json* chosen = nullptr;
+  const nlohmann::json* fastest = nullptr;
+  for (const auto& r : results) {
+    if (r.value("chosen", false)) chosen = &r;
+    if (r["verdict"] == 5 && r["timing"] == "full" &&
+        (fastest == nullptr || r["speedup"].get<double>() > (*fastest)["speedup"].get<double>()))
+      fastest = &r;
+  }
+  ASSERT_NE(chosen, nullptr) << results.dump(2);
+  ASSERT_NE(fastest, nullptr) << results.dump(2);
+  EXPECT_EQ((*chosen)["label"], (*fastest)["label"]) << results.dump(2);
+  // The table: fastest first, the chosen one with its confirming run, the failing one last.
+  std::string out = tuned.cli.output;
+  size_t table = out.find("tuning results, fastest first");
+  ASSERT_NE(table, std::string::npos) << out;
+  std::string rows = out.substr(table);
+  std::string first = rows.substr(rows.find('\n') + 1);
+  first = first.substr(0, first.find('\n'));
+  EXPECT_CONTAINS(first, (*chosen)["label"].get<std::string>());
+  EXPECT_CONTAINS(first, "<- chosen; confirmed at ");
+  EXPECT_CONTAINS(rows, "lanes=16, tail=false");
+  EXPECT_GT(rows.find("lanes=16, tail=false"), rows.find("tail=true")) << rows;
+
+  JobOutcome after =
+      s.run_job("after", with_quick({"run", "task=" + example(kTask).string(), "job_name=after",
+                                     "validate=true", "start_from_best=true"}));
+  ASSERT_EQ(after.cli.exit_code, 0) << after.cli.output;
+  EXPECT_CONTAINS(after.cli.output, "best stored kernel (job tuned");
+  ASSERT_EQ(after.kernels.size(), 1u) << after.cli.output;
+  EXPECT_EQ(after.kernels[0].code, k.code);
+}
+
+TEST(SearchTemplated, TuneRefusesWhatItCannotTune) {
+  Scratch s;
+  CliRun plain = s.run(with_quick({"tune", "task=" + example(kTask).string()}));
+  EXPECT_EQ(plain.exit_code, 2) << plain.output;
+  EXPECT_CONTAINS(plain.output,
+                  "tune: the kernel to tune (EVOLVE block as written) is not a templated kernel");
+  CliRun wrong = s.run(with_quick(
+      {"tune", "task=" + example(kTask).string(), candidate(kTask, "correct.cpp").string()}));
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.output;
+  EXPECT_CONTAINS(wrong.output, "tune: the kernel to tune (correct.cpp) is not a templated kernel");
+  CliRun two = s.run(with_quick({"tune", "task=" + example(kTask).string(),
+                                 candidate(kTask, "templated.cpp").string(),
+                                 candidate(kTask, "correct.cpp").string()}));
+  EXPECT_EQ(two.exit_code, 2) << two.output;
+  EXPECT_CONTAINS(two.output, "tune takes at most one FILE");
+  CliRun ocl = s.run(with_quick({"tune", "task=" + example("softmax_ocl").string()}));
+  EXPECT_EQ(ocl.exit_code, 2) << ocl.output;
+  EXPECT_CONTAINS(ocl.output,
+                  "tune: templated kernels are evaluated for CPP and CUDA tasks; task "
+                  "'softmax_ocl' is OCL");
+}
+
 TEST(SearchTemplated, OclAndTritonAbortBeforeAnyRequest) {
   Scratch s;
   auto server = LlmTestServer::start(
