@@ -19,11 +19,14 @@
 #   bash bench/gpu_session.sh archs      # an OCL job over the GPU (NVIDIA OpenCL) and the CPU
 #                                        # (PoCL) in one run, and a replayed CUDA job with
 #                                        # profiling whose second prompt shows the ncu summaries
+#   bash bench/gpu_session.sh tune       # kernelfoundry tune against Kernel Tuner on a 24-combination
+#                                        # CUDA SGEMM space (bench/tune_matmul.py; Kernel Tuner's
+#                                        # wheels carried in bench/wheels_kt, see bench/README.md)
 #   bash bench/gpu_session.sh sbs        # side by side with the Python KernelFoundry 0.5.0
 #                                        # (bench/side_by_side.py; bench/wheels carried; SBS_ARGS
 #                                        # passes more arguments, e.g. "--budget-s 400 --py-max 2")
 set -uo pipefail
-stage=${1:?stage: validate, ncu, search, overhead, split, integrity, profile, archs or sbs}
+stage=${1:?stage: validate, ncu, search, overhead, split, integrity, profile, archs, tune or sbs}
 OUT=${OUT:-bench/results/h200}
 mkdir -p "$OUT"
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
@@ -162,6 +165,17 @@ case $stage in
         echo; echo "===== $f"; cat "$f"
       done
     } > "$OUT/profile_prompt_cuda.txt" 2>&1
+    ;;
+  tune)
+    case $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) in
+      *H200*) gpu=h200 ;; *H100*) gpu=h100 ;; *) gpu=native ;;
+    esac
+    sed -i "s/^gpu_arch: h200/gpu_arch: $gpu/" examples/tasks/*/config.yaml
+    # Kernel Tuner and the packages it imports that the machine lacks: wheels unpacked as they are
+    # (numpy and CuPy are the machine's own).
+    python3 -c 'import sys, zipfile, glob; [zipfile.ZipFile(w).extractall(sys.argv[1]) for w in glob.glob("bench/wheels_kt/*.whl")]' "$scratch/kt"
+    PYTHONPATH=$scratch/kt PYTHONUNBUFFERED=1 step python3 bench/tune_matmul.py --cli "$KF" \
+      --out "$OUT/tune_matmul.json" > "$OUT/tune_matmul.txt" 2>&1
     ;;
   sbs)
     # Writes $OUT/side_by_side.{json,txt} and side_by_side_logs.tar.gz; about 8 minutes.
