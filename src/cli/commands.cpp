@@ -158,6 +158,8 @@ void print_tuning_table(const nlohmann::json& results, std::ostream& out) {
     std::string what;
     if (timing == "not run") {
       what = "not run";
+    } else if (timing == "skipped") {
+      what = "skipped before running (over the device's limits)";
     } else if (rank(*r) == 2) {
       what = std::string(verdict_name(r->value("verdict", 0)));
     } else {

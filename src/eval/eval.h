@@ -237,7 +237,8 @@ class Evaluator {
   // combination run as its own test child; the best correct combination is the result.
   EvalResult evaluate_templated(const std::string& id,
                                 const std::map<std::string, std::string>& changed, Role role,
-                                const TemplatedSource& source);
+                                const TemplatedSource& source,
+                                const std::map<size_t, std::string>& skipped = {});
   // The candidate child's outputs in `dump_dir` compared by the checker; a failure replaces the
   // verdict. `phase` as given to the candidate child.
   void check_outputs(EvalResult& result, const std::filesystem::path& dump_dir,

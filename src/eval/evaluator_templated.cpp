@@ -34,31 +34,77 @@ nlohmann::json combination_entry(const TemplatedKernel& k, const TemplateCombina
 
 EvalResult Evaluator::evaluate_templated(const std::string& id,
                                          const std::map<std::string, std::string>& changed,
-                                         Role role, const TemplatedSource& source) {
+                                         Role role, const TemplatedSource& source,
+                                         const std::map<size_t, std::string>& skipped) {
   const TemplatedKernel& k = source.kernel;
   const size_t n = k.combinations.size();
+  // The dispatcher's file as the candidate wrote it (positions of `k` refer to it).
+  std::string written;
+  if (auto it = changed.find(source.file); it != changed.end()) {
+    written = it->second;
+  } else if (const TaskFile* f = task_.file(source.file)) {
+    written = f->content;
+  }
+  // Combinations skipped before running are not instantiated in the build.
+  std::map<std::string, std::string> sources = changed;
+  if (!skipped.empty()) {
+    std::vector<size_t> skip;
+    for (const auto& [i, why] : skipped) skip.push_back(i);
+    if (auto rewritten = without_combinations(written, k, skip)) sources[source.file] = *rewritten;
+  }
+  size_t fallback = 0;
+  while (fallback + 1 < n && skipped.count(fallback)) ++fallback;
   RunExtras extras;
-  // The first combination is the one a run without --template-params gets.
+  // The first combination (not skipped) is the one a run without --template-params gets.
   extras.files[templated_entry_path(source, options_.language)] =
-      templated_entry_source(k, k.combinations.front());
+      templated_entry_source(k, k.combinations[fallback]);
   std::vector<std::optional<EvalResult>> runs(n);  // each combination's latest run
   nlohmann::json results = nlohmann::json::array();
-  for (const TemplateCombination& combo : k.combinations)
+  for (size_t i = 0; i < n; ++i) {
+    const TemplateCombination& combo = k.combinations[i];
     results.push_back({{"label", combination_label(k, combo)},
                        {"params", combination_params(k, combo)},
                        {"timing", "not run"}});
+    if (auto it = skipped.find(i); it != skipped.end()) {
+      results[i] = combination_entry(k, combo, EvalResult{});
+      results[i]["timing"] = "skipped";
+      results[i]["verdict"] = kCompileError;
+      results[i]["reason"] = it->second;
+    }
+  }
   double build_s = 0, test_s = 0, screen_s = 0, check_s = 0;
   std::string not_run;
   // One run of combination i; false when the machine failed (`failure` is then the result) or
   // the build did (every combination fails alike: the rest are not run).
   std::optional<EvalResult> failure;
   bool unbuildable = false;
+  size_t unbuilt_run = 0;
+  // A build that the device compiler refused for some combinations' kernels (over the device's
+  // limits, e.g. static shared memory): those are skipped before running, and the rest are
+  // built and run without them.
+  auto without_over_limit = [&]() -> std::optional<EvalResult> {
+    const EvalResult& failed = *runs[unbuilt_run];
+    std::map<size_t, std::string> more = skipped;
+    for (const OverLimitKernel& o : over_limit_kernels(failed.eval_log + "\n" + failed.reason)) {
+      for (size_t i : combinations_instantiating(k, o.name))
+        if (!more.count(i))
+          more[i] = "skipped before running: its kernel " + o.name + " " + o.detail +
+                    ", over the device's limits (the device compiler's verdict)";
+    }
+    if (more.size() == skipped.size() || more.size() >= n) return std::nullopt;
+    std::vector<size_t> skip;
+    for (const auto& [i, why] : more) skip.push_back(i);
+    if (!without_combinations(written, k, skip)) return std::nullopt;
+    EvalResult r = evaluate_templated(id + "/fit", changed, role, source, more);
+    r.build_s += build_s;  // the refused build counts
+    return r;
+  };
   auto run = [&](size_t i, const std::string& dir, bool short_timing) {
     const TemplateCombination& combo = k.combinations[i];
     extras.args = {"--template-params", combination_params(k, combo).dump()};
     extras.short_timing = short_timing;
     // The same sources each time: the first run builds, the others take the build from the cache.
-    EvalResult r = build_and_run(strprintf("%s/%s-%02zu", id.c_str(), dir.c_str(), i), changed,
+    EvalResult r = build_and_run(strprintf("%s/%s-%02zu", id.c_str(), dir.c_str(), i), sources,
                                  role, false, extras);
     build_s += r.build_s;
     test_s += r.test_s;
@@ -81,22 +127,28 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
     if (unbuilt) {
       unbuildable = true;
       // Built once for all: what does not build or pass screening fails every combination alike.
-      if (i + 1 < n)
-        not_run = strprintf("; the build failed, so the other %zu combination(s) were not run",
-                            n - i - 1);
+      size_t rest = 0;
+      for (size_t j = i + 1; j < n; ++j) rest += skipped.count(j) ? 0 : 1;
+      if (rest > 0)
+        not_run =
+            strprintf("; the build failed, so the other %zu combination(s) were not run", rest);
+      unbuilt_run = i;
       return false;
     }
     return true;
   };
   // Many combinations: a first pass with a short timing ranks them (every check as usual), and
   // only the fastest few are timed in full, side by side. Few: each is timed in full at once.
-  const bool two_passes = n > kTemplateFinalists;
+  const bool two_passes = n - skipped.size() > kTemplateFinalists;
   std::vector<size_t> finalists;
   if (two_passes) {
     for (size_t i = 0; i < n; ++i) {
+      if (skipped.count(i)) continue;
       if (!run(i, "screen", true)) break;
     }
     if (failure) return std::move(*failure);
+    if (unbuildable)
+      if (auto r = without_over_limit()) return std::move(*r);
     std::vector<size_t> order;
     for (size_t i = 0; i < n; ++i)
       if (runs[i] && runs[i]->verdict == kCorrect) order.push_back(i);
@@ -105,7 +157,8 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
     if (order.size() > kTemplateFinalists) order.resize(kTemplateFinalists);
     finalists = order;
   } else {
-    for (size_t i = 0; i < n; ++i) finalists.push_back(i);
+    for (size_t i = 0; i < n; ++i)
+      if (!skipped.count(i)) finalists.push_back(i);
   }
   std::vector<size_t> full;  // combinations with a full run, in order
   if (!unbuildable) {
@@ -115,6 +168,8 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
       full.push_back(i);
       if (!ok) break;
     }
+    if (unbuildable)
+      if (auto r = without_over_limit()) return std::move(*r);
   }
   // The best: correct and unflagged with the highest speedup (fitness says exactly that) among
   // the full runs, else the furthest any run got.
@@ -137,7 +192,7 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
     extras.args = {"--template-params", results[best]["params"].dump()};
     extras.screened = true;
     extras.short_timing = false;
-    EvalResult again = build_and_run(id + "/confirm", changed, role, false, extras);
+    EvalResult again = build_and_run(id + "/confirm", sources, role, false, extras);
     build_s += again.build_s;
     test_s += again.test_s;
     check_s += again.check_s;
@@ -161,6 +216,8 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
   std::string chosen = results[best]["label"].get<std::string>();
   std::string passes =
       two_passes ? strprintf("; the %zu fastest in the first pass timed in full", full.size()) : "";
+  if (!skipped.empty())
+    passes += strprintf("; %zu skipped before running (over the device's limits)", skipped.size());
   r.reason = strprintf("templated: %zu of %zu combination(s) correct%s; %s %s%s: ", correct, n,
                        passes.c_str(), correct > 0 ? "chosen" : "shown", chosen.c_str(),
                        confirmation.c_str()) +

@@ -3,6 +3,8 @@
 // followed in order) and the generated entry point that selects a combination at run time.
 #include "eval/templated.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -226,6 +228,9 @@ std::vector<FunctionDef> functions(const std::vector<Token>& t) {
 }
 
 bool is_templated_call(const std::vector<Token>& t, size_t i) {
+  // decltype(forward_templated<...>(...)) names a type and instantiates nothing (a combination
+  // skipped before running: without_combinations).
+  if (i >= 2 && t[i - 1].text == "(" && t[i - 2].text == "decltype") return false;
   return i + 1 < t.size() && t[i + 1].text == "<" && ends_with(t[i].text, kTemplated) &&
          (t[i].text.size() == std::string(kTemplated).size() ||
           ends_with(t[i].text, std::string("::") + kTemplated));
@@ -235,6 +240,7 @@ bool is_templated_call(const std::vector<Token>& t, size_t i) {
 struct Seen {
   std::vector<std::string> args;
   std::string text;
+  std::pair<size_t, size_t> call{0, 0};               // the call with its arguments; {0, 0}: none
   std::map<std::string, std::string> fresh, running;  // parameter -> literal
 };
 
@@ -300,6 +306,10 @@ std::vector<Seen> scan_body(const std::vector<Token>& t, const std::string& clea
         }
       }
       seen.text = span_text(clean, t[i].pos, t[close].pos + 1);
+      if (close + 1 < end && t[close + 1].text == "(") {
+        size_t args_close = matching(t, close + 1);
+        if (args_close < end) seen.call = {t[i].pos, t[args_close].pos + 1};
+      }
       seen.fresh = fresh;
       seen.running = running;
       fresh.clear();
@@ -462,6 +472,7 @@ Result<std::optional<TemplatedKernel>> parse_templated(const std::string& code) 
   for (const Seen& s : scan_body(t, clean, best->body, best->end, names)) {
     TemplateCombination combo;
     combo.instantiation = s.text;
+    combo.calls.push_back(s.call);
     for (size_t i = 0; i < names.size(); ++i) {
       // A condition since the previous instantiation, else the literal argument, else a
       // condition of an enclosing block or switch.
@@ -478,7 +489,11 @@ Result<std::optional<TemplatedKernel>> parse_templated(const std::string& code) 
       combo.values.push_back(value);
     }
     bool seen = false;
-    for (const TemplateCombination& c : k.combinations) seen = seen || c.values == combo.values;
+    for (TemplateCombination& c : k.combinations) {
+      if (c.values != combo.values) continue;
+      seen = true;
+      c.calls.push_back(s.call);  // listed twice: both calls instantiate it
+    }
     if (!seen) k.combinations.push_back(std::move(combo));
   }
   if (k.combinations.size() > kMaxTemplateCombinations)
@@ -554,6 +569,10 @@ std::string template_results_text(const nlohmann::json& results) {
       lines.push_back(line + "not run");
       continue;
     }
+    if (timing == "skipped") {
+      lines.push_back(line + r.value("reason", std::string("skipped before running")));
+      continue;
+    }
     int verdict = r.value("verdict", 0);
     line += std::string(verdict_name(verdict));
     if (r.contains("speedup") && r["speedup"].is_number())
@@ -617,6 +636,97 @@ std::string templated_entry_source(const TemplatedKernel& k, const TemplateCombi
          ");\n}\n";
   for (size_t i = k.scopes.size(); i > 0; --i) out += "}  // " + k.scopes[i - 1] + "\n";
   return out;
+}
+
+}  // namespace kf
+
+namespace kf {
+
+std::vector<OverLimitKernel> over_limit_kernels(const std::string& build_log) {
+  std::vector<OverLimitKernel> out;
+  // ptxas: "Entry function '_Z1kILi16384EEvPf' uses too much shared data (0x10000 bytes, 0xc000
+  // max)"; the same for local and parameter data.
+  static const std::string kEntry = "Entry function '";
+  for (size_t at = build_log.find(kEntry); at != std::string::npos;
+       at = build_log.find(kEntry, at + 1)) {
+    size_t begin = at + kEntry.size();
+    size_t quote = build_log.find('\'', begin);
+    if (quote == std::string::npos) break;
+    size_t line_end = build_log.find('\n', quote);
+    std::string rest = build_log.substr(
+        quote + 1, line_end == std::string::npos ? std::string::npos : line_end - quote - 1);
+    if (rest.find("uses too much") == std::string::npos) continue;
+    OverLimitKernel k;
+    k.symbol = build_log.substr(begin, quote - begin);
+    int status = 0;
+    char* demangled = abi::__cxa_demangle(k.symbol.c_str(), nullptr, nullptr, &status);
+    k.name = status == 0 && demangled != nullptr ? demangled : k.symbol;
+    std::free(demangled);
+    k.detail = trim(rest);
+    bool listed = false;
+    for (const OverLimitKernel& o : out) listed = listed || o.symbol == k.symbol;
+    if (!listed) out.push_back(std::move(k));
+  }
+  return out;
+}
+
+std::vector<size_t> combinations_instantiating(const TemplatedKernel& k,
+                                               const std::string& kernel_name) {
+  // The kernel's template arguments: "void ns::k<32, 4>(float*)" -> {"32", "4"}.
+  std::vector<std::string> args;
+  size_t open = kernel_name.find('<'), paren = kernel_name.find('(');
+  if (open == std::string::npos || (paren != std::string::npos && paren < open)) return {};
+  int depth = 0;
+  size_t start = open + 1;
+  for (size_t i = open; i < kernel_name.size(); ++i) {
+    char c = kernel_name[i];
+    if (c == '<' || c == '(') ++depth;
+    if (c == '>' || c == ')') --depth;
+    if ((c == ',' && depth == 1) || depth == 0) {
+      args.push_back(literal_value(kernel_name.substr(start, i - start)));
+      start = i + 1;
+    }
+    if (depth == 0) break;
+  }
+  if (args.empty() || std::find(args.begin(), args.end(), "") != args.end()) return {};
+  // Its arguments are the combination's values, else a run of them (a kernel templated on some
+  // of the tuning parameters: every combination with those values instantiates it).
+  std::vector<size_t> exact, runs;
+  for (size_t i = 0; i < k.combinations.size(); ++i) {
+    const std::vector<std::string>& v = k.combinations[i].values;
+    if (v == args) exact.push_back(i);
+    if (std::search(v.begin(), v.end(), args.begin(), args.end()) != v.end()) runs.push_back(i);
+  }
+  return exact.empty() ? runs : exact;
+}
+
+std::optional<std::string> without_combinations(const std::string& code, const TemplatedKernel& k,
+                                                const std::vector<size_t>& skip) {
+  std::vector<std::pair<size_t, size_t>> spans;
+  for (size_t i : skip) {
+    if (i >= k.combinations.size()) return std::nullopt;
+    for (const auto& span : k.combinations[i].calls) {
+      if (span.second <= span.first || span.second > code.size()) return std::nullopt;
+      spans.push_back(span);
+    }
+  }
+  if (spans.empty()) return std::nullopt;
+  std::sort(spans.rbegin(), spans.rend());  // from the end, so earlier positions hold
+  std::string out = code;
+  for (const auto& [begin, end] : spans) {
+    // decltype names the call's type without instantiating its definition (nor its kernels).
+    out.replace(begin, end - begin,
+                "kf_skipped_combination<decltype(" + code.substr(begin, end - begin) + ")>()");
+  }
+  return std::string(
+             "// KernelFoundry: combinations over the device's limits are not instantiated.\n"
+             "#include <stdexcept>\n"
+             "template <class T> T kf_skipped_combination() {\n"
+             "  throw std::runtime_error(\"kernelfoundry: combination skipped (over the device's "
+             "limits)\");\n"
+             "}\n"
+             "#line 1\n") +
+         out;
 }
 
 }  // namespace kf

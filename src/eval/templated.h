@@ -19,6 +19,9 @@ namespace kf {
 struct TemplateCombination {
   std::vector<std::string> values;  // per tuning parameter: the literal that selects it ("128")
   std::string instantiation;        // as written: "forward_templated<128, true>"
+  // Where the dispatcher calls it, with its arguments: [begin, end) in the parsed code, one per
+  // call ({0, 0}: the arguments were not found).
+  std::vector<std::pair<size_t, size_t>> calls;
 };
 
 // The dispatcher: the task's entry point with one trailing parameter per tuning parameter, which
@@ -86,5 +89,30 @@ std::string templated_entry_path(const TemplatedSource& source, Language languag
 // a few words each, one line per combination, the chosen one marked: for prompts and logs.
 // "" for anything that is not a non-empty array.
 std::string template_results_text(const nlohmann::json& results);
+
+}  // namespace kf
+
+namespace kf {
+
+// A kernel the device compiler refused for a limit of the device, as the build log names it
+// (ptxas: "Entry function '...' uses too much shared data (0x10000 bytes, 0xc000 max)").
+struct OverLimitKernel {
+  std::string symbol;  // as the log names it (mangled)
+  std::string name;    // demangled, "void k<16384>(float*)"
+  std::string detail;  // "uses too much shared data (0x10000 bytes, 0xc000 max)"
+};
+std::vector<OverLimitKernel> over_limit_kernels(const std::string& build_log);
+
+// The combinations that instantiate the kernel `kernel_name` (demangled): those whose values are
+// its template arguments, else those holding them as a run; none when its arguments are not
+// literals.
+std::vector<size_t> combinations_instantiating(const TemplatedKernel& k,
+                                               const std::string& kernel_name);
+
+// The dispatcher's file without the `skip` combinations' instantiations: each of their calls
+// becomes a call that throws, typed by decltype of the original (which instantiates no
+// definition), so the rest builds. nullopt when a call's place is not known.
+std::optional<std::string> without_combinations(const std::string& code, const TemplatedKernel& k,
+                                                const std::vector<size_t>& skip);
 
 }  // namespace kf

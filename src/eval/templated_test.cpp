@@ -399,3 +399,95 @@ TEST(TemplatedCuda, MatmulCandidateAndEntryPointBuildWithNvcc) {
 
 }  // namespace
 }  // namespace kf
+
+namespace kf {
+namespace {
+
+// A dispatcher whose second combination's kernel does not fit the device: 64 KiB of static
+// shared memory against 48 KiB.
+constexpr char kOverLimitCuda[] = R"(#include <cuda_runtime.h>
+template <int kWords, bool kTwice>
+__global__ void fill(float* out) {
+  __shared__ float s[kWords];
+  s[threadIdx.x] = kTwice ? 2.f : 1.f;
+  __syncthreads();
+  out[threadIdx.x] = s[(threadIdx.x + 1) % kWords];
+}
+template <int kWords, bool kTwice>
+void forward_templated(float* out) { fill<kWords, kTwice><<<1, 32>>>(out); }
+void fill_forward(float* out, int words, bool twice) {
+  if (words == 1024 && twice) return forward_templated<1024, true>(out);
+  if (words == 16384 && twice) return forward_templated<16384, true>(out);
+  if (words == 1024 && !twice) return forward_templated<1024, false>(out);
+}
+)";
+
+TEST(Templated, OverLimitKernelsAreReadFromPtxasAndMappedToTheirCombinations) {
+  std::string log =
+      "ptxas error   : Entry function '_Z4fillILi16384ELb1EEvPf' uses too much shared data "
+      "(0x10000 bytes, 0xc000 max)\nptxas fatal   : Ptx assembly aborted due to errors\n"
+      "ptxas info    : Entry function '_Z4fillILi1024ELb1EEvPf' compiled\n";
+  std::vector<OverLimitKernel> over = over_limit_kernels(log);
+  ASSERT_EQ(over.size(), 1u);
+  EXPECT_EQ(over[0].symbol, "_Z4fillILi16384ELb1EEvPf");
+  EXPECT_EQ(over[0].name, "void fill<16384, true>(float*)");
+  EXPECT_EQ(over[0].detail, "uses too much shared data (0x10000 bytes, 0xc000 max)");
+  TemplatedKernel k = parse_ok(kOverLimitCuda);
+  ASSERT_EQ(k.combinations.size(), 3u);
+  EXPECT_EQ(combinations_instantiating(k, over[0].name), std::vector<size_t>{1});
+  // A kernel templated on some of the parameters: every combination holding its values.
+  EXPECT_EQ(combinations_instantiating(k, "void g<1024>(float*)"), (std::vector<size_t>{0, 2}));
+  EXPECT_TRUE(combinations_instantiating(k, "void g<(Mode)1>(float*)").empty());
+  EXPECT_TRUE(combinations_instantiating(k, "plain_kernel(float*)").empty());
+  EXPECT_TRUE(over_limit_kernels("error: expected a ';'").empty());
+
+  auto rewritten = without_combinations(kOverLimitCuda, k, {1});
+  ASSERT_TRUE(rewritten.has_value());
+  EXPECT_EQ(rewritten->find("return forward_templated<16384, true>(out);"), std::string::npos);
+  EXPECT_NE(rewritten->find(
+                "return kf_skipped_combination<decltype(forward_templated<16384, true>(out))>();"),
+            std::string::npos)
+      << *rewritten;
+  EXPECT_NE(rewritten->find("return forward_templated<1024, true>(out);"), std::string::npos);
+  // The rest reads as before: the same combinations.
+  TemplatedKernel again = parse_ok(*rewritten);
+  EXPECT_EQ(labels(again),
+            (std::vector<std::string>{"words=1024, twice=true", "words=1024, twice=false"}))
+      << "the skipped one is no longer listed";
+}
+
+// CUDA, build only: the over-limit dispatcher fails in ptxas as a whole; without the combination
+// ptxas names, the rest builds.
+TEST(TemplatedCuda, SkippingTheOverLimitCombinationLetsTheRestBuild) {
+  std::string nvcc;
+  for (const char* p : {"/usr/local/cuda/bin/nvcc", "/usr/bin/nvcc"})
+    if (nvcc.empty() && access(p, X_OK) == 0) nvcc = p;
+  if (nvcc.empty()) GTEST_SKIP() << "nvcc not installed";
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("kf_templated_limits_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  ASSERT_TRUE(make_dirs(dir).is_ok());
+  auto build = [&](const std::string& source, std::string* log) {
+    EXPECT_TRUE(write_file(dir / "fill.cu", source).is_ok());
+    std::string command = "cd '" + dir.string() + "' && '" + nvcc +
+                          "' -std=c++17 -arch=sm_90 -c fill.cu -o fill.o > build.log 2>&1";
+    int rc = std::system(command.c_str());
+    auto text = read_file(dir / "build.log");
+    *log = text ? *text : "";
+    return rc == 0;
+  };
+  std::string log;
+  EXPECT_FALSE(build(kOverLimitCuda, &log)) << log;
+  TemplatedKernel k = parse_ok(kOverLimitCuda);
+  std::vector<OverLimitKernel> over = over_limit_kernels(log);
+  ASSERT_EQ(over.size(), 1u) << log;
+  std::vector<size_t> skip = combinations_instantiating(k, over[0].name);
+  EXPECT_EQ(skip, std::vector<size_t>{1}) << over[0].name;
+  auto rewritten = without_combinations(kOverLimitCuda, k, skip);
+  ASSERT_TRUE(rewritten.has_value());
+  EXPECT_TRUE(build(*rewritten, &log)) << log << "\n" << *rewritten;
+  if (!HasFailure()) fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kf

@@ -230,6 +230,40 @@ TEST(SearchTemplated, TuneChoosesTheFastestAndALaterJobStartsFromIt) {
   EXPECT_EQ(after.kernels[0].code, k.code);
 }
 
+// A combination the device compiler refuses (here a static_assert repeating ptxas's message
+// stands in for ptxas, which CI cannot run on a GPU build) is skipped before running, with the
+// reason; the others are built without it and run.
+TEST(SearchTemplated, CombinationsOverTheDeviceLimitsAreSkippedBeforeRunning) {
+  Scratch s;
+  JobOutcome tuned =
+      s.run_job("limits", with_quick({"tune", "task=" + example(kTask).string(), "job_name=limits",
+                                      candidate(kTask, "templated_over_limit.cpp").string()}));
+  ASSERT_EQ(tuned.cli.exit_code, 0) << tuned.cli.output;
+  ASSERT_EQ(tuned.kernels.size(), 1u) << tuned.cli.output;
+  const KernelRecord& k = tuned.kernels[0];
+  EXPECT_EQ(k.verdict, 5) << k.reason;
+  EXPECT_CONTAINS(k.reason, "1 skipped before running (over the device's limits)");
+  auto results = nlohmann::json::parse(k.template_results_json, nullptr, false);
+  ASSERT_TRUE(results.is_array() && results.size() == 5u) << k.template_results_json;
+  for (const auto& r : results) {
+    if (r["label"] == "lanes=1024, tail=true") {
+      EXPECT_EQ(r["timing"], "skipped") << r.dump();
+      EXPECT_EQ(r["verdict"], 1) << r.dump();
+      EXPECT_FALSE(r.value("chosen", false));
+      EXPECT_CONTAINS(r.value("reason", std::string()),
+                      "skipped before running: its kernel void forward_templated<1024, "
+                      "true>(float const*, float*, long, long) uses too much shared data");
+    } else {
+      EXPECT_NE(r["timing"], "skipped") << r.dump();
+      EXPECT_EQ(r["verdict"], r["label"] == "lanes=16, tail=false" ? 4 : 5) << r.dump();
+    }
+  }
+  EXPECT_CONTAINS(k.eval_log, "- lanes=1024, tail=true: skipped before running: its kernel");
+  EXPECT_CONTAINS(tuned.cli.output,
+                  "lanes=1024, tail=true                    skipped before running (over the "
+                  "device's limits)");
+}
+
 TEST(SearchTemplated, TuneRefusesWhatItCannotTune) {
   Scratch s;
   CliRun plain = s.run(with_quick({"tune", "task=" + example(kTask).string()}));
