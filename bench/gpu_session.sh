@@ -174,6 +174,11 @@ case $stage in
     # Kernel Tuner and the packages it imports that the machine lacks: wheels unpacked as they are
     # (numpy and CuPy are the machine's own).
     python3 -c 'import sys, zipfile, glob; [zipfile.ZipFile(w).extractall(sys.argv[1]) for w in glob.glob("bench/wheels_kt/*.whl")]' "$scratch/kt"
+    # Two combinations over the device's limits: one ptxas refuses (skipped before running), one
+    # that fails at launch (4096 threads per block).
+    step "$KF" tune task=examples/tasks/matmul_cuda job_name=tune_over_limit \
+      tests/gpu/candidates/matmul_cuda/templated_over_limit.cu "${iso[@]}" > "$OUT/tune_over_limit.txt" 2>&1
+    cat "$scratch/runs/tune_over_limit/kernels/000/eval_log.txt" >> "$OUT/tune_over_limit.txt"
     PYTHONPATH=$scratch/kt PYTHONUNBUFFERED=1 step python3 bench/tune_matmul.py --cli "$KF" \
       --out "$OUT/tune_matmul.json" > "$OUT/tune_matmul.txt" 2>&1
     ;;
