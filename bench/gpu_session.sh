@@ -37,6 +37,13 @@ export LD_LIBRARY_PATH=$PWD/.dist/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 scratch=$(mktemp -d)
 iso=(paths.logdir=$scratch/runs paths.kernels_db_path=$scratch/kernels.sqlite3 paths.cache_dir=$scratch/cache)
 step() { echo; echo "### $*"; "$@"; echo "### exit $?"; }
+# The examples' configs say gpu_arch h200; the machine may be an H100: they get its profile name.
+use_this_gpu() {
+  case $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) in
+    *H200*) gpu=h200 ;; *H100*) gpu=h100 ;; *) gpu=native ;;
+  esac
+  sed -i "s/^gpu_arch: h200/gpu_arch: $gpu/" examples/tasks/*/config.yaml
+}
 
 {
   date -u
@@ -128,11 +135,7 @@ case $stage in
     } > "$OUT/profile_cuda.txt" 2>&1
     ;;
   archs)
-    # The GPU's profile name (the examples' configs say h200; the machine may be an H100).
-    case $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) in
-      *H200*) gpu=h200 ;; *H100*) gpu=h100 ;; *) gpu=native ;;
-    esac
-    sed -i "s/^gpu_arch: h200/gpu_arch: $gpu/" examples/tasks/*/config.yaml
+    use_this_gpu
     # The OpenCL backend's own tests (strided copies, perturbation) on NVIDIA's OpenCL.
     KF_OPENCL_PLATFORM=NVIDIA step .dist/bin/harness_opencl_test > "$OUT/harness_opencl_nvidia.txt" 2>&1
     {
@@ -167,10 +170,7 @@ case $stage in
     } > "$OUT/profile_prompt_cuda.txt" 2>&1
     ;;
   tune)
-    case $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) in
-      *H200*) gpu=h200 ;; *H100*) gpu=h100 ;; *) gpu=native ;;
-    esac
-    sed -i "s/^gpu_arch: h200/gpu_arch: $gpu/" examples/tasks/*/config.yaml
+    use_this_gpu
     # Kernel Tuner and the packages it imports that the machine lacks: wheels unpacked as they are
     # (numpy and CuPy are the machine's own).
     python3 -c 'import sys, zipfile, glob; [zipfile.ZipFile(w).extractall(sys.argv[1]) for w in glob.glob("bench/wheels_kt/*.whl")]' "$scratch/kt"
