@@ -33,6 +33,19 @@ bool is_config_arg(const std::string& a) {
   return a.find('=') != std::string::npos || starts_with(a, "+");
 }
 
+// A command's arguments: config arguments (key=value, +experiment) and the rest, file paths.
+void split_args(const std::vector<std::string>& args, std::vector<std::string>* config_args,
+                std::vector<std::string>* files) {
+  for (const auto& a : args) (is_config_arg(a) ? config_args : files)->push_back(a);
+}
+
+// A candidate file: the new contents of the EVOLVE block, labelled by its file name.
+Result<Candidate> read_candidate(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) return Result<Candidate>::error(text.message());
+  return Result<Candidate>(Candidate{fs::path(path).filename().string(), {*text}});
+}
+
 // Remarks from composing the config (e.g. ignored keys of the Python KernelFoundry's configs).
 void print_config_notes(const Config& config) {
   for (const std::string& note : config.notes())
@@ -105,16 +118,13 @@ int cmd_run(const std::vector<std::string>& args) {
 }
 
 int cmd_eval(const std::vector<std::string>& args) {
-  std::vector<std::string> config_args;
+  std::vector<std::string> config_args, files;
+  split_args(args, &config_args, &files);
   std::vector<Candidate> candidates;
-  for (const auto& a : args) {
-    if (is_config_arg(a)) {
-      config_args.push_back(a);
-      continue;
-    }
-    auto text = read_file(a);
-    if (!text) return fail(text.message());
-    candidates.push_back({fs::path(a).filename().string(), {*text}});
+  for (const std::string& f : files) {
+    auto c = read_candidate(f);
+    if (!c) return fail(c.message());
+    candidates.push_back(*c);
   }
   if (candidates.empty())
     return fail("eval needs at least one candidate file (the new contents of the EVOLVE block)");
@@ -182,19 +192,16 @@ void print_tuning_table(const nlohmann::json& results, std::ostream& out) {
 }  // namespace
 
 int cmd_tune(const std::vector<std::string>& args) {
-  std::vector<std::string> config_args;
+  std::vector<std::string> config_args, files;
+  split_args(args, &config_args, &files);
+  if (files.size() > 1)
+    return fail("tune takes at most one FILE (a templated EVOLVE block); got '" +
+                fs::path(files[0]).filename().string() + "' and '" + files[1] + "'");
   std::vector<Candidate> file;
-  for (const auto& a : args) {
-    if (is_config_arg(a)) {
-      config_args.push_back(a);
-      continue;
-    }
-    if (!file.empty())
-      return fail("tune takes at most one FILE (a templated EVOLVE block); got '" +
-                  file.front().label + "' and '" + a + "'");
-    auto text = read_file(a);
-    if (!text) return fail(text.message());
-    file.push_back({fs::path(a).filename().string(), {*text}});
+  if (!files.empty()) {
+    auto c = read_candidate(files[0]);
+    if (!c) return fail(c.message());
+    file.push_back(*c);
   }
   auto job = open_job(config_args);
   if (!job) return fail(job.message());
