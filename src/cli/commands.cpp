@@ -174,7 +174,9 @@ void print_tuning_table(const nlohmann::json& results, std::ostream& out) {
       what = std::string(verdict_name(r->value("verdict", 0)));
     } else {
       what = strprintf("%.3fx", (*r)["speedup"].get<double>()) +
-             (timing == "full" ? " (timed in full, side by side)" : " (first pass, brief timing)");
+             (timing == "full"          ? " (timed in full, side by side)"
+              : r->value("kept", false) ? " (first pass, brief timing; kept from the earlier tune)"
+                                        : " (first pass, brief timing)");
     }
     if (r->value("chosen", false) && r->contains("confirmed_verdict")) {
       // Picked by that figure, then run once more: the confirming run is the kernel's result.
@@ -205,8 +207,21 @@ int cmd_tune(const std::vector<std::string>& args) {
   }
   auto job = open_job(config_args);
   if (!job) return fail(job.message());
+  job->tune = true;
   print_config_notes(job->config);
   print_task_warnings(job->task);
+  const size_t budget = static_cast<size_t>(job->config.get_int("tune.budget", 0));
+  if (job->config.get_bool("resume", false)) {
+    bool any = false;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(job->run_dir, ec))
+      any = any || starts_with(e.path().filename().string(), "tune_state_");
+    if (!any)
+      return fail("resume=true: " + (job->run_dir / "tune_state_<arch>.json").string() +
+                  " does not exist, so there is no tune of job '" + job->job_name +
+                  "' to continue: give the job_name of the interrupted tune, or run without "
+                  "resume=true");
+  }
   if (job->language != Language::kCpp && job->language != Language::kCuda)
     return fail("tune: templated kernels are evaluated for CPP and CUDA tasks; task '" +
                 job->task_name + "' is " + std::string(language_name(job->language)) +
@@ -237,7 +252,7 @@ int cmd_tune(const std::vector<std::string>& args) {
             ? Result<std::map<std::string, std::string>>(std::map<std::string, std::string>())
             : splice_evolve(job->task, kernel.codes);
     if (!spliced) return fail(spliced.message());
-    auto templated = find_templated(job->task, *spliced);
+    auto templated = find_templated(job->task, *spliced, kMaxTuneCombinations);
     if (!templated) return fail("tune: " + kernel.label + ": " + templated.message());
     if (!templated->has_value())
       return fail("tune: the kernel to tune (" + kernel.label +
@@ -245,15 +260,26 @@ int cmd_tune(const std::vector<std::string>& args) {
                   "dispatcher with the task's entry point's name listing each combination "
                   "(docs/templating.md, 'The format')");
     const TemplatedKernel& k = (*templated)->kernel;
-    std::cout << strprintf(
-        "tuning %s: %zu combination(s) of %s; %s\n", kernel.label.c_str(), k.combinations.size(),
-        k.name.c_str(),
-        k.combinations.size() > kTemplateFinalists
-            ? strprintf("each checked and timed briefly, the %zu fastest correct ones timed in "
-                        "full, side by side",
-                        kTemplateFinalists)
-                  .c_str()
-            : "each checked and timed in full, side by side");
+    const size_t n = k.combinations.size();
+    if (budget == 0 && n > kMaxTemplateCombinations)
+      return fail(
+          strprintf("tune: the dispatcher lists %zu combinations; more than %zu are tuned "
+                    "with a budget: tune.budget=N runs N of them, drawn at random "
+                    "(docs/templating.md, 'Large spaces')",
+                    n, kMaxTemplateCombinations));
+    const size_t runs = budget > 0 ? std::min(budget, n) : n;
+    std::string sample = runs < n
+                             ? strprintf("%zu drawn at random (tune.budget, seed %lld)", runs,
+                                         static_cast<long long>(job->config.get_int("seed", 0)))
+                             : std::string("all");
+    std::cout << strprintf("tuning %s: %zu combination(s) of %s; %s %s\n", kernel.label.c_str(), n,
+                           k.name.c_str(), sample.c_str(),
+                           runs > kTemplateFinalists
+                               ? strprintf("checked and timed briefly, the %zu fastest correct "
+                                           "ones timed in full, side by side",
+                                           kTemplateFinalists)
+                                     .c_str()
+                               : "checked and timed in full, side by side");
   }
   PosixProcessRunner runner;
   std::vector<Candidate> candidates;

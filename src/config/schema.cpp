@@ -188,7 +188,8 @@ std::vector<KeySpec> build_schema() {
           "candidates run.")
           .nullable());
   add(Row("seed", Kind::kInt, 0,
-          "Seed for the search's random choices (parents, inspirations, ensemble picks)."));
+          "Seed for the search's random choices (parents, inspirations, ensemble picks) and for "
+          "the combinations `kernelfoundry tune` draws with `tune.budget`."));
   add(Row("llm_rate_limit", Kind::kInt, 4,
           "Most LLM calls in flight at once (branch calls run concurrently).")
           .at_least(1));
@@ -377,6 +378,18 @@ std::vector<KeySpec> build_schema() {
   add(Row("search.temperature", Kind::kNumber, 1.0,
           "Softmax temperature of fitness-based parent picks; lower = greedier.")
           .at_least(0));
+
+  // kernelfoundry tune (configs/run.yaml).
+  add(Row("tune", Kind::kSection, kEmptyMap,
+          "How `kernelfoundry tune` searches a templated kernel's combinations (other commands "
+          "ignore this section)."));
+  add(Row("tune.budget", Kind::kInt, 0,
+          "Run at most this many combinations, drawn at random with `seed` (the same ones on "
+          "every run), then time the 3 fastest in full; the others are not built. `0` = every "
+          "combination (at most 64). A dispatcher listing more than 64 (up to 4096) needs a "
+          "budget.")
+          .at_least(0)
+          .at_most(4096));
 
   // Evaluation knobs (configs/run.yaml).
   add(Row("eval_config", Kind::kSection, kEmptyMap,

@@ -2,7 +2,9 @@
 // the evidence into a verdict, a speedup, integrity flags and the eval log the next prompt sees.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -100,6 +102,25 @@ struct EvalOptions {
   bool reuse_reference_timing = true;
   double reference_recheck_tolerance = 0.03;  // eval_config.reference_recheck_tolerance
   std::string job_name;
+  // kernelfoundry tune (docs/templating.md, "Tuning without an LLM"): how a templated kernel's
+  // space is searched; the defaults are an LLM job's (every combination, at most
+  // kMaxTemplateCombinations).
+  struct TemplateTuning {
+    size_t max_combinations = kMaxTemplateCombinations;
+    // tune.budget: at most this many combinations are run, drawn at random with `seed` (the same
+    // draw on every run); 0 = all.
+    size_t budget = 0;
+    uint64_t seed = 0;
+    // Each combination's first-pass entry is written as it finishes to
+    // <state_dir>/tune_state_<arch>.json, so an interrupted tune loses nothing; with `resume` the
+    // entries already there (of the same kernel and settings) are taken instead of running those
+    // combinations again. Empty = none.
+    std::filesystem::path state_dir;
+    bool resume = false;
+    std::function<void(const std::string&)> progress;  // one line per combination run
+    std::function<bool()> stop;                        // true: stop (Ctrl-C), keep the state
+  };
+  TemplateTuning tuning;
 };
 
 // Timing of one implementation on one benchmark shape.

@@ -484,7 +484,7 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   std::map<std::string, std::string> generated = extras.files;
   std::string kept;
   if (generated.empty()) {
-    auto templated = find_templated(task_, changed);
+    auto templated = find_templated(task_, changed, options_.tuning.max_combinations);
     if (templated && templated->has_value()) {
       std::string path = templated_entry_path(**templated, options_.language);
       if (task_.file(path) != nullptr)
@@ -949,7 +949,7 @@ EvalResult Evaluator::evaluate(const std::string& candidate_id,
                                const std::map<std::string, std::string>& changed) {
   // Without a prepared reference (no judge yet) the package runs as one binary, as a test run.
   Role role = judge_binary_.empty() ? Role::kTest : Role::kCandidate;
-  auto templated = find_templated(task_, changed);
+  auto templated = find_templated(task_, changed, options_.tuning.max_combinations);
   if (!templated) {
     // A dispatcher that cannot be read is the code's fault, like one that does not compile.
     EvalResult result;

@@ -5,9 +5,13 @@
 // reason and runtime go with it.
 #include <algorithm>
 #include <optional>
+#include <random>
+#include <set>
 
 #include "eval/eval.h"
 #include "eval/templated.h"
+#include "util/fs.h"
+#include "util/hash.h"
 #include "util/strings.h"
 
 namespace kf {
@@ -30,6 +34,47 @@ nlohmann::json combination_entry(const TemplatedKernel& k, const TemplateCombina
           {"chosen", false}};
 }
 
+// tune.budget: the combinations run, `budget` of those not skipped, drawn with `seed`. The draw
+// is a Fisher-Yates shuffle on mt19937_64's raw output (no library distribution), so the same
+// seed picks the same combinations on every machine and a resumed tune runs the same sample.
+std::set<size_t> sample_combinations(size_t n, const std::map<size_t, std::string>& skipped,
+                                     size_t budget, uint64_t seed) {
+  std::vector<size_t> pool;
+  for (size_t i = 0; i < n; ++i)
+    if (!skipped.count(i)) pool.push_back(i);
+  if (budget > 0 && pool.size() > budget) {
+    std::mt19937_64 rng(seed);
+    for (size_t i = pool.size(); i > 1; --i) std::swap(pool[i - 1], pool[rng() % i]);
+    pool.resize(budget);
+  }
+  return std::set<size_t>(pool.begin(), pool.end());
+}
+
+// The tune state (EvalOptions::TemplateTuning::state_dir): the first-pass entries of one kernel,
+// by label. Another kernel's state (another key) is not used.
+constexpr const char* kTuneStateFormat = "kernelfoundry-tune-state";
+
+std::map<std::string, nlohmann::json> read_tune_state(const std::filesystem::path& file,
+                                                      const std::string& key, std::string* note) {
+  std::map<std::string, nlohmann::json> out;
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return out;
+  auto text = read_file(file);
+  nlohmann::json j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+  if (!j.is_object() || j.value("format", "") != kTuneStateFormat || !j["entries"].is_object()) {
+    *note = "the tune state " + file.string() + " cannot be read: every combination is run";
+    return out;
+  }
+  if (j.value("key", "") != key) {
+    *note = "the tune state " + file.string() +
+            " is of another kernel, task or setting: every combination is run";
+    return out;
+  }
+  for (const auto& [label, entry] : j["entries"].items())
+    if (entry.is_object() && entry["fitness"].is_number()) out[label] = entry;
+  return out;
+}
+
 }  // namespace
 
 EvalResult Evaluator::evaluate_templated(const std::string& id,
@@ -45,15 +90,62 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
   } else if (const TaskFile* f = task_.file(source.file)) {
     written = f->content;
   }
-  // Combinations skipped before running are not instantiated in the build.
-  std::map<std::string, std::string> sources = changed;
-  if (!skipped.empty()) {
-    std::vector<size_t> skip;
-    for (const auto& [i, why] : skipped) skip.push_back(i);
-    if (auto rewritten = without_combinations(written, k, skip)) sources[source.file] = *rewritten;
+  const EvalOptions::TemplateTuning& tuning = options_.tuning;
+  if (tuning.budget == 0 && n > kMaxTemplateCombinations) {
+    EvalResult r;
+    r.dir = options_.work_root / id;
+    r.verdict = kCompileError;
+    r.reason = strprintf(
+        "templated kernel: the dispatcher lists %zu combinations; more than %zu are tuned with a "
+        "budget: tune.budget=N runs N of them, drawn at random (docs/templating.md)",
+        n, kMaxTemplateCombinations);
+    r.eval_log = r.reason + "\n";
+    return r;
   }
-  size_t fallback = 0;
-  while (fallback + 1 < n && skipped.count(fallback)) ++fallback;
+  // tune.budget: a sample of the combinations is run; the others are not.
+  const std::set<size_t> sampled = sample_combinations(n, skipped, tuning.budget, tuning.seed);
+  std::vector<size_t> unsampled;
+  for (size_t i = 0; i < n; ++i)
+    if (!skipped.count(i) && !sampled.count(i)) unsampled.push_back(i);
+  // Combinations skipped before running, or not drawn, are not instantiated in the build.
+  std::map<std::string, std::string> sources = changed;
+  std::vector<size_t> left_out = unsampled;
+  for (const auto& [i, why] : skipped) left_out.push_back(i);
+  if (!left_out.empty())
+    if (auto rewritten = without_combinations(written, k, left_out))
+      sources[source.file] = *rewritten;
+  size_t fallback = sampled.empty() ? 0 : *sampled.begin();
+  // kernelfoundry tune keeps each first-pass entry as it finishes (resume=true takes them).
+  const std::filesystem::path state_file =
+      tuning.state_dir.empty() ? std::filesystem::path()
+                               : tuning.state_dir / ("tune_state_" + options_.arch.name + ".json");
+  std::string state_key, state_note;
+  std::map<std::string, nlohmann::json> kept;
+  if (!state_file.empty()) {
+    Hasher h;
+    h.add(task_.hash).add(source.file).add(written).add(options_.arch.name);
+    h.add(strprintf("%d %g %g %d", options_.num_seeds, options_.time_budget_s,
+                    options_.noise_target, options_.cold_samples ? 1 : 0));
+    state_key = h.hex();
+    if (tuning.resume) kept = read_tune_state(state_file, state_key, &state_note);
+  }
+  nlohmann::json state_entries = nlohmann::json::object();
+  for (const auto& [label, entry] : kept) state_entries[label] = entry;
+  auto save_state = [&]() {
+    nlohmann::json state = {{"format", kTuneStateFormat}, {"version", 1},
+                            {"key", state_key},           {"kernel", k.name},
+                            {"combinations", n},          {"entries", state_entries}};
+    if (Status s = write_file(state_file, state.dump(1)); !s && state_note.empty())
+      state_note = "the tune state was not kept: " + s.message();
+  };
+  auto say = [&](const std::string& line) {
+    if (tuning.progress) tuning.progress(line);
+  };
+  auto stop = [&]() { return tuning.stop && tuning.stop(); };
+  auto entry_line = [](const nlohmann::json& entry) {
+    std::string line = template_results_text(nlohmann::json::array({entry}));
+    return line.size() > 2 ? line.substr(2) : line;  // without the "- "
+  };
   RunExtras extras;
   // The first combination (not skipped) is the one a run without --template-params gets.
   extras.files[templated_entry_path(source, options_.language)] =
@@ -128,7 +220,7 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
       unbuildable = true;
       // Built once for all: what does not build or pass screening fails every combination alike.
       size_t rest = 0;
-      for (size_t j = i + 1; j < n; ++j) rest += skipped.count(j) ? 0 : 1;
+      for (size_t j = i + 1; j < n; ++j) rest += sampled.count(j) ? 1 : 0;
       if (rest > 0)
         not_run =
             strprintf("; the build failed, so the other %zu combination(s) were not run", rest);
@@ -139,33 +231,90 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
   };
   // Many combinations: a first pass with a short timing ranks them (every check as usual), and
   // only the fastest few are timed in full, side by side. Few: each is timed in full at once.
-  const bool two_passes = n - skipped.size() > kTemplateFinalists;
+  const bool two_passes = sampled.size() > kTemplateFinalists;
   std::vector<size_t> finalists;
+  size_t kept_used = 0;
+  bool interrupted = false;
   if (two_passes) {
-    for (size_t i = 0; i < n; ++i) {
-      if (skipped.count(i)) continue;
-      if (!run(i, "screen", true)) break;
+    std::vector<std::optional<double>> first_fitness(n);  // correct ones: run now or kept
+    size_t done = 0;
+    for (size_t i : sampled) {
+      const std::string label = combination_label(k, k.combinations[i]);
+      ++done;
+      if (auto it = kept.find(label); it != kept.end()) {
+        results[i] = it->second;
+        results[i].erase("fitness");
+        results[i]["kept"] = true;
+        if (results[i].value("verdict", 0) == kCorrect)
+          first_fitness[i] = it->second["fitness"].get<double>();
+        ++kept_used;
+        say(strprintf("  first pass %zu/%zu  ", done, sampled.size()) + entry_line(results[i]) +
+            ", kept from the earlier tune");
+        continue;
+      }
+      if (stop()) {
+        interrupted = true;
+        break;
+      }
+      bool ok = run(i, "screen", true);
+      if (!ok || failure) break;
+      if (stop()) {  // the same Ctrl-C may have cut this run short: it is not kept
+        results[i] = {{"label", label},
+                      {"params", combination_params(k, k.combinations[i])},
+                      {"timing", "not run"}};
+        runs[i].reset();
+        interrupted = true;
+        break;
+      }
+      if (runs[i]->verdict == kCorrect) first_fitness[i] = runs[i]->fitness;
+      if (!state_file.empty()) {
+        state_entries[label] = results[i];
+        state_entries[label]["fitness"] = runs[i]->fitness;
+        save_state();
+      }
+      say(strprintf("  first pass %zu/%zu  ", done, sampled.size()) + entry_line(results[i]));
     }
     if (failure) return std::move(*failure);
     if (unbuildable)
       if (auto r = without_over_limit()) return std::move(*r);
     std::vector<size_t> order;
     for (size_t i = 0; i < n; ++i)
-      if (runs[i] && runs[i]->verdict == kCorrect) order.push_back(i);
+      if (first_fitness[i]) order.push_back(i);
     std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return runs[a]->fitness > runs[b]->fitness; });
+                     [&](size_t a, size_t b) { return *first_fitness[a] > *first_fitness[b]; });
     if (order.size() > kTemplateFinalists) order.resize(kTemplateFinalists);
     finalists = order;
   } else {
-    for (size_t i = 0; i < n; ++i)
-      if (!skipped.count(i)) finalists.push_back(i);
+    finalists.assign(sampled.begin(), sampled.end());
   }
+  if (interrupted) {
+    EvalResult r;
+    r.dir = options_.work_root / id;
+    std::string screened = strprintf("%zu of the %zu combination(s) of the first pass run",
+                                     state_entries.size(), sampled.size());
+    r.environment_error =
+        "interrupted (Ctrl-C) while tuning: " + screened +
+        (state_file.empty() ? ""
+                            : ", kept in " + state_file.string() +
+                                  "; run the same command with resume=true to go on from there");
+    r.verdict = kNoCode;
+    r.reason = "not evaluated: " + r.environment_error;
+    return r;
+  }
+  // None correct in the first pass, and none of it run now (all kept): the first is run, so
+  // the kernel has a result of its own.
+  if (finalists.empty() &&
+      std::none_of(runs.begin(), runs.end(), [](const auto& r) { return r.has_value(); }))
+    finalists.push_back(fallback);
   std::vector<size_t> full;  // combinations with a full run, in order
   if (!unbuildable) {
     for (size_t i : finalists) {
       bool ok = run(i, "combo", false);
       if (failure) return std::move(*failure);
       full.push_back(i);
+      if (ok)
+        say(strprintf("  full timing %zu/%zu  ", full.size(), finalists.size()) +
+            entry_line(results[i]));
       if (!ok) break;
     }
     if (unbuildable)
@@ -182,7 +331,12 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
     if (runs[i]->fitness > runs[best]->fitness) best = i;
   results[best]["chosen"] = true;
   size_t correct = 0, correct_full = 0;
-  for (size_t i = 0; i < n; ++i) correct += runs[i] && runs[i]->verdict == kCorrect ? 1 : 0;
+  for (size_t i = 0; i < n; ++i)
+    correct +=
+        (runs[i] && runs[i]->verdict == kCorrect) || (!runs[i] && results[i].value("kept", false) &&
+                                                      results[i].value("verdict", 0) == kCorrect)
+            ? 1
+            : 0;
   for (size_t i : full) correct_full += runs[i]->verdict == kCorrect ? 1 : 0;
   // The fastest of several correct combinations is the luckiest of their noisy measurements (one
   // more ticket per combination timed): the chosen one runs once more in a fresh child, and that
@@ -218,10 +372,23 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
       two_passes ? strprintf("; the %zu fastest in the first pass timed in full", full.size()) : "";
   if (!skipped.empty())
     passes += strprintf("; %zu skipped before running (over the device's limits)", skipped.size());
-  r.reason = strprintf("templated: %zu of %zu combination(s) correct%s; %s %s%s: ", correct, n,
-                       passes.c_str(), correct > 0 ? "chosen" : "shown", chosen.c_str(),
-                       confirmation.c_str()) +
-             r.reason + not_run;
+  if (kept_used > 0)
+    passes += strprintf("; %zu first-pass result(s) kept from the earlier tune", kept_used);
+  std::string space = unsampled.empty()
+                          ? strprintf("%zu combination(s)", n)
+                          : strprintf("%zu combination(s) drawn at random of %zu (tune.budget)",
+                                      n - unsampled.size(), n);
+  r.reason =
+      strprintf("templated: %zu of %s correct%s; %s %s%s: ", correct, space.c_str(), passes.c_str(),
+                correct > 0 ? "chosen" : "shown", chosen.c_str(), confirmation.c_str()) +
+      r.reason + not_run;
+  // A sample (tune.budget): the combinations not drawn are left out of the results.
+  if (!unsampled.empty()) {
+    nlohmann::json drawn = nlohmann::json::array();
+    for (size_t i = 0; i < n; ++i)
+      if (!std::binary_search(unsampled.begin(), unsampled.end(), i)) drawn.push_back(results[i]);
+    results = std::move(drawn);
+  }
   r.template_results = std::move(results);
   std::string how = two_passes
                         ? strprintf(
@@ -229,10 +396,11 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
                               "fastest %zu timed in full, side by side",
                               full.size())
                         : "one build, each run on its own";
-  r.eval_log = strprintf("== templated kernel: %zu combination(s) of %s, %s\n", n, k.name.c_str(),
-                         how.c_str()) +
-               template_results_text(r.template_results) + not_run + "\n\n== the " +
-               (correct > 0 ? "chosen" : "shown") + " combination (" + chosen + ")\n" + r.eval_log;
+  if (!state_note.empty()) how += "\n" + state_note;
+  r.eval_log =
+      strprintf("== templated kernel: %s of %s, %s\n", space.c_str(), k.name.c_str(), how.c_str()) +
+      template_results_text(r.template_results) + not_run + "\n\n== the " +
+      (correct > 0 ? "chosen" : "shown") + " combination (" + chosen + ")\n" + r.eval_log;
   return r;
 }
 

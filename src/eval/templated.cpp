@@ -410,7 +410,8 @@ std::vector<std::string> TemplatedKernel::tuning_names() const {
                                   param_names.end());
 }
 
-Result<std::optional<TemplatedKernel>> parse_templated(const std::string& code) {
+Result<std::optional<TemplatedKernel>> parse_templated(const std::string& code,
+                                                       size_t max_combinations) {
   using R = Result<std::optional<TemplatedKernel>>;
   std::string clean = blank_noise(code);
   std::vector<Token> t = tokenize(clean);
@@ -496,11 +497,16 @@ Result<std::optional<TemplatedKernel>> parse_templated(const std::string& code) 
     }
     if (!seen) k.combinations.push_back(std::move(combo));
   }
-  if (k.combinations.size() > kMaxTemplateCombinations)
+  if (k.combinations.size() > max_combinations)
     return R::error(strprintf(
         "templated kernel: the dispatcher lists %zu combinations; at most %zu are evaluated "
-        "(each is a full evaluation): list the few worth measuring",
-        k.combinations.size(), kMaxTemplateCombinations));
+        "(each is a full evaluation): list the few worth measuring%s",
+        k.combinations.size(), max_combinations,
+        max_combinations < kMaxTuneCombinations
+            ? strprintf(" (kernelfoundry tune with tune.budget takes spaces of up to %zu)",
+                        kMaxTuneCombinations)
+                  .c_str()
+            : ""));
   return R(std::optional<TemplatedKernel>(std::move(k)));
 }
 
@@ -530,7 +536,8 @@ std::string templated_entry_file(Language language) {
 }
 
 Result<std::optional<TemplatedSource>> find_templated(
-    const TaskPackage& task, const std::map<std::string, std::string>& changed) {
+    const TaskPackage& task, const std::map<std::string, std::string>& changed,
+    size_t max_combinations) {
   using R = Result<std::optional<TemplatedSource>>;
   std::vector<std::string> files;
   static const char* kSources[] = {".cpp", ".cc", ".cxx", ".cu", ".h", ".hpp", ".cuh"};
@@ -545,7 +552,8 @@ Result<std::optional<TemplatedSource>> find_templated(
     auto it = changed.find(file);
     const TaskFile* original = task.file(file);
     if (it == changed.end() && (original == nullptr || original->large())) continue;
-    auto parsed = parse_templated(it != changed.end() ? it->second : original->content);
+    auto parsed =
+        parse_templated(it != changed.end() ? it->second : original->content, max_combinations);
     if (!parsed) return R::error(file + ": " + parsed.message());
     if (parsed->has_value()) return R(TemplatedSource{file, std::move(**parsed)});
   }

@@ -42,6 +42,8 @@ struct TemplatedKernel {
 // The most combinations one templated kernel may list: each is a full evaluation, and the
 // fastest of many noisy measurements would be a lottery ticket per combination.
 constexpr size_t kMaxTemplateCombinations = 64;
+// kernelfoundry tune with tune.budget: a larger space, of which only a sample is built and run.
+constexpr size_t kMaxTuneCombinations = 4096;
 
 // With more combinations than this, a first pass with a short timing ranks them all (each still
 // checked in full), and only this many of the fastest correct ones are timed in full, side by
@@ -52,7 +54,8 @@ constexpr size_t kTemplateFinalists = 3;
 // forward_templated<...> (not a templated kernel). An error says what cannot be read (a value
 // that is not a literal, instantiations with different numbers of arguments, a static
 // dispatcher), naming the instantiation.
-Result<std::optional<TemplatedKernel>> parse_templated(const std::string& code);
+Result<std::optional<TemplatedKernel>> parse_templated(
+    const std::string& code, size_t max_combinations = kMaxTemplateCombinations);
 
 // The combination as --template-params takes it: {"chunk": 4096, "unroll": 8} (booleans as JSON
 // booleans, other literals as numbers).
@@ -80,7 +83,8 @@ struct TemplatedSource {
 // .hpp, .cuh) with `changed` applied (the first file with a dispatcher); nullopt when there is
 // none (OpenCL C and Python files are never read), an error when one cannot be read.
 Result<std::optional<TemplatedSource>> find_templated(
-    const TaskPackage& task, const std::map<std::string, std::string>& changed);
+    const TaskPackage& task, const std::map<std::string, std::string>& changed,
+    size_t max_combinations = kMaxTemplateCombinations);
 // Where the generated entry point goes: beside the dispatcher's file, so its #include lines
 // resolve as they do there.
 std::string templated_entry_path(const TemplatedSource& source, Language language);

@@ -159,6 +159,13 @@ EvalOptions eval_options(const JobContext& job) {
   o.job_name = job.job_name;
   o.cache_dir = c.get_string("paths.cache_dir", "runs/cache");
   o.work_root = job.run_dir / "work";
+  if (job.tune) {
+    o.tuning.max_combinations = kMaxTuneCombinations;
+    o.tuning.budget = static_cast<size_t>(c.get_int("tune.budget", 0));
+    o.tuning.seed = static_cast<uint64_t>(c.get_int("seed", 0));
+    o.tuning.state_dir = job.run_dir;
+    o.tuning.resume = c.get_bool("resume", false);
+  }
   return o;
 }
 
@@ -594,6 +601,12 @@ Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candid
   auto toolchain = find_toolchain();
   if (!toolchain) return fail_job(toolchain.message());
   EvalOptions options = eval_options(job);
+  if (job.tune) {
+    options.tuning.progress = [&out](const std::string& line) {
+      out << line << "\n" << std::flush;
+    };
+    options.tuning.stop = [] { return g_interrupted != 0; };
+  }
   auto sandbox = check_sandbox(options.sandbox);
   if (!sandbox) return fail_job(sandbox.message());
   if (!sandbox->warning.empty()) out << sandbox->warning << "\n";
@@ -667,6 +680,15 @@ Result<JobSummary> run_candidates(JobContext& job, std::vector<Candidate> candid
       // The machine failed, not the candidate: no verdict is stored for it.
       out << strprintf("[%zu/%zu] %s: not evaluated\n", i + 1, candidates.size(),
                        cand.label.c_str());
+      if (g_interrupted && job.tune) {
+        // Ctrl-C during a tune: what ran is kept for resume=true (the error says where).
+        record.status = "interrupted";
+        record.progress_json = nlohmann::json{{"stage", "interrupted"},
+                                              {"error", escape_invalid_utf8(r.environment_error)}}
+                                   .dump();
+        (void)job.store->put_job(record);
+        return Status::error(cand.label + ": " + r.environment_error);
+      }
       std::string why = "environment error (not the candidate's fault): " + r.environment_error;
       return fail_job(cand.label + " could not be evaluated: " + why +
                       "\nNothing was stored for it; fix the cause and run the job again.");

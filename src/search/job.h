@@ -37,6 +37,9 @@ struct JobContext {
   std::string job_name{}, task_name{};
   std::filesystem::path run_dir{};  // <logdir>/<job_name>
   std::unique_ptr<Store> store{};
+  // kernelfoundry tune: a templated kernel's space is searched as the `tune` keys say, with
+  // progress per combination and a state kept for resume (EvalOptions::TemplateTuning).
+  bool tune = false;
 };
 
 // After the reference runs (one per lane, in lane order): each arch the job claims, checked

@@ -194,7 +194,7 @@ TEST(SearchTemplated, TuneChoosesTheFastestAndALaterJobStartsFromIt) {
   EXPECT_EQ(k.verdict, 5) << k.reason;
   EXPECT_TRUE(k.prompt.empty()) << "no LLM: no prompt";
   EXPECT_CONTAINS(tuned.cli.output,
-                  "tuning templated.cpp: 4 combination(s) of row_sums; each checked and timed "
+                  "tuning templated.cpp: 4 combination(s) of row_sums; all checked and timed "
                   "briefly, the 3 fastest correct ones timed in full, side by side");
   auto results = nlohmann::json::parse(k.template_results_json, nullptr, false);
   ASSERT_TRUE(results.is_array() && results.size() == 4u) << k.template_results_json;
@@ -262,6 +262,133 @@ TEST(SearchTemplated, CombinationsOverTheDeviceLimitsAreSkippedBeforeRunning) {
   EXPECT_CONTAINS(tuned.cli.output,
                   "lanes=1024, tail=true                    skipped before running (over the "
                   "device's limits)");
+}
+
+// A space of 100 combinations (lanes x unroll x a pad that changes nothing), more than an LLM
+// candidate may list: tuned only with a budget.
+std::string large_space_kernel() {
+  std::string out =
+      "#include <stdexcept>\n"
+      "template <int kLanes, int kUnroll, int kPad>\n"
+      "void forward_templated(const float* x, float* y, long rows, long cols) {\n"
+      "  for (long r = 0; r < rows; ++r) {\n"
+      "    const float* row = x + r * cols;\n"
+      "    float acc[kLanes + kPad] = {};\n"
+      "    long c = 0;\n"
+      "    for (; c + kLanes * kUnroll <= cols; c += kLanes * kUnroll)\n"
+      "      for (int u = 0; u < kUnroll; ++u)\n"
+      "        for (int k = 0; k < kLanes; ++k) acc[k] += row[c + u * kLanes + k];\n"
+      "    float sum = 0.0f;\n"
+      "    for (; c < cols; ++c) sum += row[c];\n"
+      "    for (int k = 0; k < kLanes; ++k) sum += acc[k];\n"
+      "    y[r] = sum;\n"
+      "  }\n"
+      "}\n\n"
+      "void row_sums(const float* x, float* y, long rows, long cols, int lanes, int unroll,\n"
+      "              int pad) {\n";
+  for (int lanes : {1, 2, 4, 8, 16})
+    for (int unroll : {1, 2, 4, 8})
+      for (int pad = 0; pad < 5; ++pad)
+        out += strprintf(
+            "  if (lanes == %d && unroll == %d && pad == %d)\n"
+            "    return forward_templated<%d, %d, %d>(x, y, rows, cols);\n",
+            lanes, unroll, pad, lanes, unroll, pad);
+  return out + "  throw std::invalid_argument(\"row_sums: no such combination\");\n}\n";
+}
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(SearchTemplated, TuneWithABudgetRunsASampleOfALargeSpace) {
+  Scratch s;
+  fs::path file = s.dir() / "large.cpp";
+  ASSERT_TRUE(write_file(file, large_space_kernel()).is_ok());
+  std::string task = "task=" + example(kTask).string();
+  CliRun all = s.run(with_quick({"tune", task, "job_name=all", file.string()}));
+  EXPECT_EQ(all.exit_code, 2) << all.output;
+  EXPECT_CONTAINS(all.output,
+                  "tune: the dispatcher lists 100 combinations; more than 64 are tuned with a "
+                  "budget: tune.budget=N runs N of them");
+
+  JobOutcome tuned = s.run_job(
+      "sampled", with_quick({"tune", task, "job_name=sampled", "tune.budget=5", file.string()}));
+  ASSERT_EQ(tuned.cli.exit_code, 0) << tuned.cli.output;
+  ASSERT_EQ(tuned.kernels.size(), 1u) << tuned.cli.output;
+  const KernelRecord& k = tuned.kernels[0];
+  EXPECT_EQ(k.verdict, 5) << k.reason;
+  EXPECT_CONTAINS(tuned.cli.output, "100 combination(s) of row_sums; 5 drawn at random");
+  EXPECT_CONTAINS(k.reason,
+                  "templated: 5 of 5 combination(s) drawn at random of 100 (tune.budget) correct");
+  EXPECT_EQ(count_of(tuned.cli.output, "  first pass "), 5u) << tuned.cli.output;
+  EXPECT_EQ(count_of(tuned.cli.output, "  full timing "), 3u) << tuned.cli.output;
+  auto results = nlohmann::json::parse(k.template_results_json, nullptr, false);
+  ASSERT_TRUE(results.is_array() && results.size() == 5u) << k.template_results_json;
+  // Only the 5 drawn are built: the others' calls are typed with decltype, not instantiated.
+  size_t instantiated = 0, left_out = 0;
+  for (const auto& e : fs::recursive_directory_iterator(s.dir() / "runs" / "sampled" / "work")) {
+    if (e.path().filename() != "large.cpp" && e.path().filename() != "reduce.cpp") continue;
+    auto text = read_file(e.path());
+    ASSERT_TRUE(text.is_ok());
+    if (text->find("forward_templated<") == std::string::npos) continue;
+    left_out = count_of(*text, "kf_skipped_combination<decltype(");
+    instantiated = count_of(*text, "    return forward_templated<");
+    break;
+  }
+  EXPECT_EQ(left_out, 95u);
+  EXPECT_EQ(instantiated, 5u);
+
+  // The same seed draws the same combinations; a larger budget draws those and more.
+  JobOutcome again = s.run_job(
+      "again", with_quick({"tune", task, "job_name=again", "tune.budget=7", file.string()}));
+  ASSERT_EQ(again.cli.exit_code, 0) << again.cli.output;
+  auto more = nlohmann::json::parse(again.kernels.at(0).template_results_json, nullptr, false);
+  ASSERT_TRUE(more.is_array() && more.size() == 7u) << again.kernels.at(0).template_results_json;
+  for (const auto& r : results) {
+    bool found = false;
+    for (const auto& m : more) found = found || m["label"] == r["label"];
+    EXPECT_TRUE(found) << r["label"];
+  }
+}
+
+// Ctrl-C stops a tune between combinations; resume=true runs only what had not run.
+TEST(SearchTemplated, AnInterruptedTuneResumesWhereItStopped) {
+  Scratch s;
+  fs::path file = s.dir() / "large.cpp";
+  ASSERT_TRUE(write_file(file, large_space_kernel()).is_ok());
+  std::string task = "task=" + example(kTask).string();
+  CliRun none = s.run(
+      with_quick({"tune", task, "job_name=never", "tune.budget=4", "resume=true", file.string()}));
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_CONTAINS(none.output,
+                  "tune_state_<arch>.json does not exist, so there is no tune of "
+                  "job 'never' to continue");
+
+  // A budget of 4, then the same tune resumed with 6: the first 4 are kept, 2 more run.
+  JobOutcome first =
+      s.run_job("t", with_quick({"tune", task, "job_name=t", "tune.budget=4", file.string()}));
+  ASSERT_EQ(first.cli.exit_code, 0) << first.cli.output;
+  JobOutcome resumed = s.run_job(
+      "t", with_quick({"tune", task, "job_name=t", "tune.budget=6", "resume=true", file.string()}));
+  ASSERT_EQ(resumed.cli.exit_code, 0) << resumed.cli.output;
+  EXPECT_EQ(count_of(resumed.cli.output, ", kept from the earlier tune"), 4u) << resumed.cli.output;
+  EXPECT_EQ(count_of(resumed.cli.output, "  first pass "), 6u) << resumed.cli.output;
+  const KernelRecord& k = resumed.kernels.back();
+  EXPECT_EQ(k.verdict, 5) << k.reason;
+  EXPECT_CONTAINS(k.reason, "4 first-pass result(s) kept from the earlier tune");
+
+  // Another kernel's state is not taken.
+  fs::path other = s.dir() / "other.cpp";
+  std::string text = large_space_kernel();
+  text.replace(text.find("float sum = 0.0f;"), 17, "float sum = 0.0f;  // changed");
+  ASSERT_TRUE(write_file(other, text).is_ok());
+  JobOutcome changed = s.run_job("t", with_quick({"tune", task, "job_name=t", "tune.budget=4",
+                                                  "resume=true", other.string()}));
+  ASSERT_EQ(changed.cli.exit_code, 0) << changed.cli.output;
+  EXPECT_EQ(count_of(changed.cli.output, ", kept from the earlier tune"), 0u) << changed.cli.output;
+  EXPECT_CONTAINS(changed.kernels.back().eval_log, "is of another kernel, task or setting");
 }
 
 TEST(SearchTemplated, TuneRefusesWhatItCannotTune) {
