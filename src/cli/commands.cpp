@@ -169,7 +169,9 @@ void print_tuning_table(const nlohmann::json& results, std::ostream& out) {
     if (timing == "not run") {
       what = "not run";
     } else if (timing == "skipped") {
-      what = "skipped before running (over the device's limits)";
+      what = r->value("skipped_at", std::string()) == "launch"
+                 ? "skipped at its first launch (over the device's limits)"
+                 : "skipped before running (over the device's limits)";
     } else if (rank(*r) == 2) {
       what = std::string(verdict_name(r->value("verdict", 0)));
     } else {

@@ -160,6 +160,7 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
     if (auto it = skipped.find(i); it != skipped.end()) {
       results[i] = combination_entry(k, combo, EvalResult{});
       results[i]["timing"] = "skipped";
+      results[i]["skipped_at"] = "build";
       results[i]["verdict"] = kCompileError;
       results[i]["reason"] = it->second;
     }
@@ -212,6 +213,15 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
                                   : nlohmann::json();
     results[i] = combination_entry(k, combo, r);
     results[i]["timing"] = short_timing ? "short" : "full";
+    // Refused at its first launch for a limit of the device (threads per block, registers): not
+    // a fault of the kernel's logic, said as a limit, like one the device compiler refused.
+    if (std::string limit = r.verdict == kRuntimeError ? launch_limit_error(r.reason) : "";
+        !limit.empty()) {
+      results[i]["timing"] = "skipped";
+      results[i]["skipped_at"] = "launch";
+      results[i]["reason"] = "skipped at its first launch: " + limit +
+                             ", over the device's limits (the CUDA runtime's verdict)";
+    }
     if (!short_timing && !screened.is_null()) results[i]["screen_speedup"] = screened;
     bool unbuilt = r.verdict == kCompileError && r.harness.is_null();  // no test child ran
     extras.screened = !unbuilt;  // the same objects for every combination: screened once
@@ -372,6 +382,11 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
       two_passes ? strprintf("; the %zu fastest in the first pass timed in full", full.size()) : "";
   if (!skipped.empty())
     passes += strprintf("; %zu skipped before running (over the device's limits)", skipped.size());
+  size_t at_launch = 0;
+  for (const auto& entry : results) at_launch += entry.value("skipped_at", "") == "launch" ? 1 : 0;
+  if (at_launch > 0)
+    passes +=
+        strprintf("; %zu skipped at their first launch (over the device's limits)", at_launch);
   if (kept_used > 0)
     passes += strprintf("; %zu first-pass result(s) kept from the earlier tune", kept_used);
   std::string space = unsampled.empty()

@@ -678,6 +678,18 @@ std::vector<OverLimitKernel> over_limit_kernels(const std::string& build_log) {
   return out;
 }
 
+std::string launch_limit_error(const std::string& reason) {
+  for (const char* name : {"(cudaErrorLaunchOutOfResources)", "(cudaErrorInvalidConfiguration)"}) {
+    size_t at = reason.find(name);
+    if (at == std::string::npos) continue;
+    // The runtime's message before the name: "CUDA error from run(): <message> (<name>)".
+    size_t begin = reason.rfind(": ", at);
+    begin = begin == std::string::npos ? 0 : begin + 2;
+    return trim(reason.substr(begin, at + std::string(name).size() - begin));
+  }
+  return "";
+}
+
 std::vector<size_t> combinations_instantiating(const TemplatedKernel& k,
                                                const std::string& kernel_name) {
   // The kernel's template arguments: "void ns::k<32, 4>(float*)" -> {"32", "4"}.

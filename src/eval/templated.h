@@ -107,6 +107,12 @@ struct OverLimitKernel {
 };
 std::vector<OverLimitKernel> over_limit_kernels(const std::string& build_log);
 
+// A run refused at launch for a limit of the device, as the harness reports the CUDA runtime's
+// error ("too many resources requested for launch (cudaErrorLaunchOutOfResources)": registers
+// or threads per block; "invalid configuration argument (cudaErrorInvalidConfiguration)": block
+// or grid dimensions): that message, else "" (any other failure).
+std::string launch_limit_error(const std::string& reason);
+
 // The combinations that instantiate the kernel `kernel_name` (demangled): those whose values are
 // its template arguments, else those holding them as a run; none when its arguments are not
 // literals.

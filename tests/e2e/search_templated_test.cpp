@@ -264,6 +264,39 @@ TEST(SearchTemplated, CombinationsOverTheDeviceLimitsAreSkippedBeforeRunning) {
                   "device's limits)");
 }
 
+// A combination the device refuses at its first launch (here the candidate throws the error the
+// CUDA harness reports for a launch over the limits; CI has no GPU) is reported as over the
+// device's limits, not as the kernel's failure, and the others are evaluated.
+TEST(SearchTemplated, CombinationsRefusedAtLaunchAreReportedAsOverTheLimits) {
+  Scratch s;
+  JobOutcome tuned =
+      s.run_job("launch", with_quick({"tune", "task=" + example(kTask).string(), "job_name=launch",
+                                      candidate(kTask, "templated_launch_limit.cpp").string()}));
+  ASSERT_EQ(tuned.cli.exit_code, 0) << tuned.cli.output;
+  ASSERT_EQ(tuned.kernels.size(), 1u) << tuned.cli.output;
+  const KernelRecord& k = tuned.kernels[0];
+  EXPECT_EQ(k.verdict, 5) << k.reason;
+  EXPECT_CONTAINS(k.reason, "templated: 2 of 3 combination(s) correct");
+  EXPECT_CONTAINS(k.reason, "1 skipped at their first launch (over the device's limits)");
+  auto results = nlohmann::json::parse(k.template_results_json, nullptr, false);
+  ASSERT_TRUE(results.is_array() && results.size() == 3u) << k.template_results_json;
+  for (const auto& r : results) {
+    bool refused = r["label"] == "lanes=2048, tail=true";
+    EXPECT_EQ(r["timing"], refused ? "skipped" : "full") << r.dump();
+    EXPECT_EQ(r["verdict"], refused ? 2 : 5) << r.dump();  // 2: runtime error
+    if (refused) {
+      EXPECT_EQ(r["skipped_at"], "launch") << r.dump();
+      EXPECT_FALSE(r.value("chosen", false));
+      EXPECT_CONTAINS(r.value("reason", std::string()),
+                      "skipped at its first launch: invalid configuration argument "
+                      "(cudaErrorInvalidConfiguration), over the device's limits");
+    }
+  }
+  EXPECT_CONTAINS(tuned.cli.output,
+                  "lanes=2048, tail=true                    skipped at its first launch (over "
+                  "the device's limits)");
+}
+
 // A space of 100 combinations (lanes x unroll x a pad that changes nothing), more than an LLM
 // candidate may list: tuned only with a budget.
 std::string large_space_kernel() {
