@@ -20,6 +20,7 @@ Usage on the GPU machine, from the repository root (Kernel Tuner's wheels on PYT
     python3 bench/tune_matmul.py --cli .dist/bin/kernelfoundry --out bench/results/h100/tune_matmul.json
 """
 import argparse
+import importlib.metadata
 import itertools
 import json
 import math
@@ -129,7 +130,10 @@ def run_ours(cli, scratch, extra):
             "verdict": k["verdict"], "speedup": k["speedup"], "interval": k.get("speedup_interval"),
             "chosen": k.get("template_params") or next(
                 (r["params"] for r in k["template_results"] if r.get("chosen")), None),
-            "median_ms": k.get("median_ms"), "template_results": k["template_results"]}
+            # The chosen combination's median per shape (its latest run).
+            "median_ms": next((r.get("median_ms") for r in k["template_results"]
+                               if r.get("chosen")), None),
+            "template_results": k["template_results"]}
 
 
 def run_kernel_tuner():
@@ -165,7 +169,7 @@ def run_kernel_tuner():
            if len(ts) == len(SHAPES)}
     best = min(geo, key=geo.get)
     return {"wall_s": wall, "evaluations": sum(len(s["results"]) for s in per_shape),
-            "per_shape": per_shape, "geomean_ms": geo, "chosen": best, "version": env.get("kernel_tuner_version")}
+            "per_shape": per_shape, "geomean_ms": geo, "chosen": best, "version": importlib.metadata.version("kernel_tuner")}
 
 
 def main():

@@ -679,12 +679,18 @@ std::vector<OverLimitKernel> over_limit_kernels(const std::string& build_log) {
 }
 
 std::string launch_limit_error(const std::string& reason) {
-  for (const char* name : {"(cudaErrorLaunchOutOfResources)", "(cudaErrorInvalidConfiguration)"}) {
-    size_t at = reason.find(name);
-    if (at == std::string::npos) continue;
-    // The runtime's message before the name: "CUDA error from run(): <message> (<name>)".
-    size_t begin = reason.rfind(": ", at);
-    begin = begin == std::string::npos ? 0 : begin + 2;
+  // A launch error as the CUDA harness reports it: "CUDA error from run(): <message> (<name>)".
+  static const std::string kFromRun = "CUDA error from run(): ";
+  size_t from = reason.find(kFromRun);
+  if (from == std::string::npos) return "";
+  size_t begin = from + kFromRun.size();
+  // cudaErrorInvalidValue too: a block of more than 1024 threads reads so on an H100 with CUDA
+  // 13.0 (seen in bench/results/h100/tune_over_limit.txt), not as InvalidConfiguration.
+  for (const char* name : {"(cudaErrorLaunchOutOfResources)", "(cudaErrorInvalidConfiguration)",
+                           "(cudaErrorInvalidValue)"}) {
+    size_t at = reason.find(name, begin);
+    size_t line_end = reason.find('\n', begin);
+    if (at == std::string::npos || at > line_end) continue;
     return trim(reason.substr(begin, at + std::string(name).size() - begin));
   }
   return "";

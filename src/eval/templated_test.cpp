@@ -491,3 +491,33 @@ TEST(TemplatedCuda, SkippingTheOverLimitCombinationLetsTheRestBuild) {
 
 }  // namespace
 }  // namespace kf
+
+namespace kf {
+namespace {
+
+TEST(Templated, LaunchLimitErrorsAreReadFromTheHarnessLaunchReport) {
+  EXPECT_EQ(launch_limit_error("correctness failed on shape m=1 seed 1 call 1: CUDA error from "
+                               "run(): too many resources requested for launch "
+                               "(cudaErrorLaunchOutOfResources)"),
+            "too many resources requested for launch (cudaErrorLaunchOutOfResources)");
+  EXPECT_EQ(launch_limit_error("x: CUDA error from run(): invalid configuration argument "
+                               "(cudaErrorInvalidConfiguration)"),
+            "invalid configuration argument (cudaErrorInvalidConfiguration)");
+  EXPECT_EQ(
+      launch_limit_error("x: CUDA error from run(): invalid argument (cudaErrorInvalidValue)\n"),
+      "invalid argument (cudaErrorInvalidValue)");
+  // Not a launch refused for a limit: a fault while the kernel ran, or another error.
+  EXPECT_EQ(launch_limit_error("CUDA error while run()'s work executed: an illegal memory access "
+                               "was encountered (cudaErrorIllegalAddress)"),
+            "");
+  EXPECT_EQ(launch_limit_error("CUDA error while run()'s work executed: invalid argument "
+                               "(cudaErrorInvalidValue)"),
+            "");
+  EXPECT_EQ(launch_limit_error("CUDA error from run(): an illegal memory access was encountered "
+                               "(cudaErrorIllegalAddress)\nlater (cudaErrorInvalidValue)"),
+            "");
+  EXPECT_EQ(launch_limit_error("wrong values on shape m=1"), "");
+}
+
+}  // namespace
+}  // namespace kf
