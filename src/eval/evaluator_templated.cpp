@@ -297,7 +297,8 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
   } else {
     finalists.assign(sampled.begin(), sampled.end());
   }
-  if (interrupted) {
+  // Ctrl-C (kernelfoundry tune): no verdict for the kernel; the first pass's results are kept.
+  auto interrupted_result = [&]() {
     EvalResult r;
     r.dir = options_.work_root / id;
     std::string screened = strprintf("%zu of the %zu combination(s) of the first pass run",
@@ -310,7 +311,8 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
     r.verdict = kNoCode;
     r.reason = "not evaluated: " + r.environment_error;
     return r;
-  }
+  };
+  if (interrupted) return interrupted_result();
   // None correct in the first pass, and none of it run now (all kept): the first is run, so
   // the kernel has a result of its own.
   if (finalists.empty() &&
@@ -319,6 +321,7 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
   std::vector<size_t> full;  // combinations with a full run, in order
   if (!unbuildable) {
     for (size_t i : finalists) {
+      if (stop()) return interrupted_result();
       bool ok = run(i, "combo", false);
       if (failure) return std::move(*failure);
       full.push_back(i);
@@ -371,6 +374,7 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
   }
   for (auto& entry : results)
     if (!entry.contains("chosen")) entry["chosen"] = false;
+  if (stop()) return interrupted_result();  // a full or confirming run Ctrl-C cut short
   EvalResult r = std::move(*runs[best]);
   r.build_s = build_s;
   r.test_s = test_s;

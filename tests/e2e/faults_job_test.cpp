@@ -248,5 +248,61 @@ TEST(FaultsJob, AFailedStartGivesItsJobNameBack) {
   EXPECT_EQ(again.output.find("reused_name_2"), std::string::npos) << again.output;
 }
 
+// Ctrl-C during `kernelfoundry tune`: the job reads interrupted, the first-pass results that
+// finished are kept, and resume=true takes them instead of running those combinations again.
+TEST(FaultsJob, CtrlCStopsATuneAndResumeTakesWhatFinished) {
+  Scratch scratch;
+  std::vector<std::string> args = {"tune", "task=" + example("reduction_cpp").string(),
+                                   "job_name=tune_ctrl_c"};
+  for (const auto& a : scratch.isolation_args()) args.push_back(a);
+  for (const auto& a : Scratch::quick_args()) args.push_back(a);
+  args.push_back(candidate("reduction_cpp", "templated.cpp").string());
+  fs::path log = scratch.dir() / "first.txt";
+  pid_t pid = spawn_cli(scratch, args, log);
+  ASSERT_GT(pid, 0);
+  // The first of the four first-pass runs has finished (and is kept): stop now.
+  ASSERT_TRUE(
+      wait_for([&] { return file_text(log).find("first pass 1/4") != std::string::npos; }, 120))
+      << file_text(log);
+  ::kill(pid, SIGINT);
+  int status = 0;
+  bool ended = wait_for([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 60);
+  if (!ended) {
+    ::kill(-pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  ASSERT_TRUE(ended) << file_text(log);
+  std::string output = file_text(log);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << output;
+  EXPECT_CONTAINS(output, "interrupted (Ctrl-C) while tuning: ");
+  EXPECT_CONTAINS(output, "run the same command with resume=true to go on from there");
+  auto row = job_row(scratch, "tune_ctrl_c");
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->status, "interrupted");
+  // What the state holds is what resume takes.
+  fs::path state_file;
+  for (const auto& e : fs::recursive_directory_iterator(scratch.dir()))
+    if (starts_with(e.path().filename().string(), "tune_state_")) state_file = e.path();
+  ASSERT_FALSE(state_file.empty()) << output;
+  auto state = nlohmann::json::parse(file_text(state_file), nullptr, false);
+  ASSERT_TRUE(state.is_object() && state["entries"].is_object()) << file_text(state_file);
+  size_t kept = state["entries"].size();
+  EXPECT_GE(kept, 1u) << file_text(state_file);
+
+  std::vector<std::string> resume = args;
+  resume.insert(resume.end() - 1, "resume=true");
+  JobOutcome job = scratch.run_job("tune_ctrl_c", resume, 300);
+  EXPECT_EQ(job.cli.exit_code, 0) << job.cli.output;
+  ASSERT_TRUE(job.job.has_value());
+  EXPECT_EQ(job.job->status, "done");
+  size_t taken = 0;
+  for (size_t at = job.cli.output.find(", kept from the earlier tune"); at != std::string::npos;
+       at = job.cli.output.find(", kept from the earlier tune", at + 1))
+    ++taken;
+  EXPECT_EQ(taken, kept) << job.cli.output;
+  ASSERT_FALSE(job.kernels.empty());
+  EXPECT_EQ(job.kernels.back().verdict, 5) << job.kernels.back().reason;
+}
+
 }  // namespace
 }  // namespace kf::e2e
