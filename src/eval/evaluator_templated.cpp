@@ -4,6 +4,7 @@
 // any candidate). The best correct combination is the kernel's result; every combination's verdict,
 // reason and runtime go with it.
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <random>
 #include <set>
@@ -247,7 +248,8 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
   bool interrupted = false;
   if (two_passes) {
     std::vector<std::optional<double>> first_fitness(n);  // correct ones: run now or kept
-    size_t done = 0;
+    size_t done = 0, runs_done = 0;
+    double run_s = 0, first_s = 0;
     for (size_t i : sampled) {
       const std::string label = combination_label(k, k.combinations[i]);
       ++done;
@@ -266,7 +268,13 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
         interrupted = true;
         break;
       }
+      auto started = std::chrono::steady_clock::now();
       bool ok = run(i, "screen", true);
+      double took =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      // The first run builds; the pace is that of the others once there are some.
+      if (runs_done++ == 0) first_s = took;
+      run_s += took;
       if (!ok || failure) break;
       if (stop()) {  // the same Ctrl-C may have cut this run short: it is not kept
         results[i] = {{"label", label},
@@ -282,7 +290,16 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
         state_entries[label]["fitness"] = runs[i]->fitness;
         save_state();
       }
-      say(strprintf("  first pass %zu/%zu  ", done, sampled.size()) + entry_line(results[i]));
+      // What is left of the first pass, at this pass's pace so far (long tunes).
+      size_t left = 0;
+      for (auto it = sampled.upper_bound(i); it != sampled.end(); ++it)
+        left += kept.count(combination_label(k, k.combinations[*it])) ? 0 : 1;
+      std::string eta =
+          left > 0 ? strprintf("  [about %.0f s left in the first pass]",
+                               (runs_done > 1 ? (run_s - first_s) / double(runs_done - 1) : run_s) *
+                                   double(left))
+                   : "";
+      say(strprintf("  first pass %zu/%zu  ", done, sampled.size()) + entry_line(results[i]) + eta);
     }
     if (failure) return std::move(*failure);
     if (unbuildable)
