@@ -263,12 +263,8 @@ int cmd_tune(const std::vector<std::string>& args) {
                   "(docs/templating.md, 'The format')");
     const TemplatedKernel& k = (*templated)->kernel;
     const size_t n = k.combinations.size();
-    if (budget == 0 && n > kMaxTemplateCombinations)
-      return fail(
-          strprintf("tune: the dispatcher lists %zu combinations; more than %zu are tuned "
-                    "with a budget: tune.budget=N runs N of them, drawn at random "
-                    "(docs/templating.md, 'Large spaces')",
-                    n, kMaxTemplateCombinations));
+    if (std::string problem = unbudgeted_space_problem(n, budget); !problem.empty())
+      return fail("tune: " + problem);
     const size_t runs = budget > 0 ? std::min(budget, n) : n;
     std::string sample = runs < n
                              ? strprintf("%zu drawn at random (tune.budget, seed %lld)", runs,

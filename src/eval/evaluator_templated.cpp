@@ -92,14 +92,11 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
     written = f->content;
   }
   const EvalOptions::TemplateTuning& tuning = options_.tuning;
-  if (tuning.budget == 0 && n > kMaxTemplateCombinations) {
+  if (std::string problem = unbudgeted_space_problem(n, tuning.budget); !problem.empty()) {
     EvalResult r;
     r.dir = options_.work_root / id;
     r.verdict = kCompileError;
-    r.reason = strprintf(
-        "templated kernel: the dispatcher lists %zu combinations; more than %zu are tuned with a "
-        "budget: tune.budget=N runs N of them, drawn at random (docs/templating.md)",
-        n, kMaxTemplateCombinations);
+    r.reason = "templated kernel: " + problem;
     r.eval_log = r.reason + "\n";
     return r;
   }
@@ -248,7 +245,8 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
   bool interrupted = false;
   if (two_passes) {
     std::vector<std::optional<double>> first_fitness(n);  // correct ones: run now or kept
-    size_t done = 0, runs_done = 0;
+    size_t done = 0, runs_done = 0, to_run = 0;           // to_run: the sample less what is kept
+    for (size_t i : sampled) to_run += kept.count(combination_label(k, k.combinations[i])) ? 0 : 1;
     double run_s = 0, first_s = 0;
     for (size_t i : sampled) {
       const std::string label = combination_label(k, k.combinations[i]);
@@ -291,9 +289,7 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
         save_state();
       }
       // What is left of the first pass, at this pass's pace so far (long tunes).
-      size_t left = 0;
-      for (auto it = sampled.upper_bound(i); it != sampled.end(); ++it)
-        left += kept.count(combination_label(k, k.combinations[*it])) ? 0 : 1;
+      size_t left = to_run - runs_done;
       std::string eta =
           left > 0 ? strprintf("  [about %.0f s left in the first pass]",
                                (runs_done > 1 ? (run_s - first_s) / double(runs_done - 1) : run_s) *
@@ -361,12 +357,8 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
     if (runs[i]->fitness > runs[best]->fitness) best = i;
   results[best]["chosen"] = true;
   size_t correct = 0, correct_full = 0;
-  for (size_t i = 0; i < n; ++i)
-    correct +=
-        (runs[i] && runs[i]->verdict == kCorrect) || (!runs[i] && results[i].value("kept", false) &&
-                                                      results[i].value("verdict", 0) == kCorrect)
-            ? 1
-            : 0;
+  // Each entry holds its latest run's verdict (or the kept one's); none for those not run.
+  for (const auto& entry : results) correct += entry.value("verdict", -1) == kCorrect ? 1 : 0;
   for (size_t i : full) correct_full += runs[i]->verdict == kCorrect ? 1 : 0;
   // The fastest of several correct combinations is the luckiest of their noisy measurements (one
   // more ticket per combination timed): the chosen one runs once more in a fresh child, and that

@@ -678,6 +678,14 @@ std::vector<OverLimitKernel> over_limit_kernels(const std::string& build_log) {
   return out;
 }
 
+std::string unbudgeted_space_problem(size_t n, size_t budget) {
+  if (budget > 0 || n <= kMaxTemplateCombinations) return "";
+  return strprintf(
+      "the dispatcher lists %zu combinations; more than %zu are tuned with a budget: "
+      "tune.budget=N runs N of them, drawn at random (docs/templating.md, 'Large spaces')",
+      n, kMaxTemplateCombinations);
+}
+
 std::string launch_limit_error(const std::string& reason) {
   // A launch error as the CUDA harness reports it: "CUDA error from run(): <message> (<name>)".
   static const std::string kFromRun = "CUDA error from run(): ";

@@ -44,6 +44,9 @@ struct TemplatedKernel {
 constexpr size_t kMaxTemplateCombinations = 64;
 // kernelfoundry tune with tune.budget: a larger space, of which only a sample is built and run.
 constexpr size_t kMaxTuneCombinations = 4096;
+// Why `n` combinations cannot be tuned with `budget` (tune.budget; 0 = all): more than
+// kMaxTemplateCombinations need a budget. "" when they can.
+std::string unbudgeted_space_problem(size_t n, size_t budget);
 
 // With more combinations than this, a first pass with a short timing ranks them all (each still
 // checked in full), and only this many of the fastest correct ones are timed in full, side by
