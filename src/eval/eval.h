@@ -199,6 +199,12 @@ struct RunExtras {
   // A templated kernel's first pass over its combinations: every check as usual, but a short
   // timing against the reference's job-start timing, not side by side (it only ranks them).
   bool short_timing = false;
+  // The first pass in one child (the harness's --sweep, with short timing): each combination's
+  // template parameters, run in turn. `swept` receives a result per combination run, in order;
+  // fewer than asked when the child stopped early (an error or a crash ends it after that
+  // combination's result), the rest being for another child.
+  std::vector<nlohmann::json> sweep;
+  std::vector<EvalResult>* swept = nullptr;
 };
 
 class Evaluator {
@@ -260,6 +266,12 @@ class Evaluator {
                                 const std::map<std::string, std::string>& changed, Role role,
                                 const TemplatedSource& source,
                                 const std::map<size_t, std::string>& skipped = {});
+  // The sweep child of build_and_run (RunExtras::sweep): one harness child runs the
+  // combinations in turn; each one's result read, checked by the judge and scored into
+  // *extras.swept. `result` gets the child's time, or the machine's fault.
+  void run_sweep_child(const std::filesystem::path& binary, const std::filesystem::path& src_dir,
+                       const std::filesystem::path& run_dir, const RunExtras& extras,
+                       EvalResult& result);
   // The candidate child's outputs in `dump_dir` compared by the checker; a failure replaces the
   // verdict. `phase` as given to the candidate child.
   void check_outputs(EvalResult& result, const std::filesystem::path& dump_dir,

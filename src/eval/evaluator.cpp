@@ -587,6 +587,13 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   // Tests and timing in one child, alone on the device.
   std::unique_lock<std::mutex> device;
   if (options_.device_lock) device = std::unique_lock<std::mutex>(*options_.device_lock);
+  if (!extras.sweep.empty() && extras.swept != nullptr) {
+    run_sweep_child(build.binary, src_dir, run_dir, extras, result);
+    if (device) device.unlock();
+    result.eval_log = format_eval_log({&result, nullptr, build_log, "", options_.max_log_chars});
+    fs::remove_all(build_dir, ec);
+    return result;
+  }
   fs::path out_file = run_dir / "result.json";
   std::vector<std::string> extra;
   fs::path dump_dir = run_dir / "outputs";
@@ -705,6 +712,93 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   // Binaries live in the cache; the candidate's directory keeps sources, result and log.
   fs::remove_all(build_dir, ec);
   return result;
+}
+
+void Evaluator::run_sweep_child(const fs::path& binary, const fs::path& src_dir,
+                                const fs::path& run_dir, const RunExtras& extras,
+                                EvalResult& result) {
+  std::vector<EvalResult>& out = *extras.swept;
+  out.clear();
+  nlohmann::json list = nlohmann::json::array();
+  std::vector<fs::path> dirs;
+  for (size_t i = 0; i < extras.sweep.size(); ++i) {
+    fs::path dir = run_dir / strprintf("sweep-%03zu", i);
+    if (Status s = make_dirs(dir); !s) {
+      not_evaluated(result, "cannot create the work directory: " + s.message());
+      return;
+    }
+    dirs.push_back(dir);
+    list.push_back({{"template_params", extras.sweep[i]},
+                    {"out", (dir / "result.json").string()},
+                    {"dump_dir", (dir / "outputs").string()}});
+  }
+  fs::path sweep_file = run_dir / "sweep.json";
+  if (Status s = write_file(sweep_file, list.dump()); !s) {
+    not_evaluated(result, "cannot write the sweep's list: " + s.message());
+    return;
+  }
+  std::vector<std::string> extra = {"--sweep", sweep_file.string()};
+  if (!extra_shapes_json_.empty())
+    extra.insert(extra.end(), {"--extra-shapes", extra_shapes_json_});
+  extra.insert(extra.end(), extras.args.begin(), extras.args.end());
+  for (std::string& a : short_timing_args(options_)) extra.push_back(std::move(a));
+  ProcessSpec spec = harness_spec(binary, src_dir, run_dir, false, "all",
+                                  run_dir / "sweep_result.json", std::move(extra));
+  // The test time limit is each combination's; a hang is caught by the inactivity limit (every
+  // combination prints as it goes).
+  spec.timeout_s = options_.test_timeout_s * double(extras.sweep.size());
+  ProcessResult proc = runner_.run(std::move(spec));
+  result.test_s = proc.wall_s;
+  // A finished combination's run, as a child of its own that exited with its status would be.
+  auto as_exited = [&](const nlohmann::json& r) {
+    ProcessResult p;
+    p.started = true;
+    std::string status = json_text(r, "status");
+    p.exit_code = status == "pass" ? 0 : status == "error" ? 2 : 1;
+    return p;
+  };
+  double sampled_s = 0;
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    nlohmann::json r = read_json_file(dirs[i] / "result.json");
+    bool finished = r.is_object() && r.contains("finished") && r["finished"].is_boolean() &&
+                    r["finished"].get<bool>();
+    // Not begun: the child ended after the one before (the rest are for another child), unless
+    // it ended before the first (a crash at start: that one's verdict).
+    if (!finished && !r.is_object() && i > 0) break;
+    ProcessResult own = finished ? as_exited(r) : proc;
+    if (std::string env = test_run_environment_fault(own, r, dirs[i]); !env.empty()) {
+      not_evaluated(result, env);
+      out.clear();
+      return;
+    }
+    EvalResult e;
+    e.dir = dirs[i];
+    interpret_test_run(own, r, e);
+    sampled_s += json_number(r, "sampled_ms_total") / 1000.0;
+    if (e.verdict == kCorrect) check_outputs(e, dirs[i] / "outputs", dirs[i], "all");
+    if (!e.environment_error.empty()) {
+      not_evaluated(result, e.environment_error);
+      out.clear();
+      return;
+    }
+    score(e);
+    e.eval_log = format_eval_log({&e, reference(), "", "", options_.max_log_chars});
+    out.push_back(std::move(e));
+    if (!finished) break;
+  }
+  // The samples every combination reported must fit in the child's wall time together.
+  if (options_.check_wall_time && sampled_s > proc.wall_s * 1.02 + 0.01)
+    for (EvalResult& e : out) {
+      add_flag(e, "reported_time_exceeds_wall_time",
+               strprintf("the sweep's child reported %.3f s of timed samples but ran for only "
+                         "%.3f s",
+                         sampled_s, proc.wall_s),
+               true);
+      score(e);
+    }
+  result.verdict = out.empty() ? kRuntimeError : kCorrect;
+  result.reason = strprintf("sweep: %zu of %zu combination(s) run in one child", out.size(),
+                            extras.sweep.size());
 }
 
 void Evaluator::score(EvalResult& r) const {

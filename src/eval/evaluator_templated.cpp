@@ -5,6 +5,7 @@
 // reason and runtime go with it.
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <random>
 #include <set>
@@ -53,6 +54,12 @@ std::set<size_t> sample_combinations(size_t n, const std::map<size_t, std::strin
 
 // The tune state (EvalOptions::TemplateTuning::state_dir): the first-pass entries of one kernel,
 // by label. Another kernel's state (another key) is not used.
+// The first pass's children (RunExtras::sweep): the first runs this many combinations (it also
+// builds), the later ones as many as take about kSweepChildSeconds, within bounds.
+constexpr size_t kFirstSweepChild = 4;
+constexpr size_t kMaxSweepChild = 64;
+constexpr double kSweepChildSeconds = 5;
+
 constexpr const char* kTuneStateFormat = "kernelfoundry-tune-state";
 
 std::map<std::string, nlohmann::json> read_tune_state(const std::filesystem::path& file,
@@ -190,13 +197,9 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
     r.build_s += build_s;  // the refused build counts
     return r;
   };
-  auto run = [&](size_t i, const std::string& dir, bool short_timing) {
+  // Takes combination i's run `r` into the results; false as run() says.
+  auto absorb = [&](size_t i, EvalResult r, bool short_timing) {
     const TemplateCombination& combo = k.combinations[i];
-    extras.args = {"--template-params", combination_params(k, combo).dump()};
-    extras.short_timing = short_timing;
-    // The same sources each time: the first run builds, the others take the build from the cache.
-    EvalResult r = build_and_run(strprintf("%s/%s-%02zu", id.c_str(), dir.c_str(), i), sources,
-                                 role, false, extras);
     build_s += r.build_s;
     test_s += r.test_s;
     screen_s += r.screen_s;
@@ -237,6 +240,53 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
     }
     return true;
   };
+  auto run = [&](size_t i, const std::string& dir, bool short_timing) {
+    extras.args = {"--template-params", combination_params(k, k.combinations[i]).dump()};
+    extras.short_timing = short_timing;
+    // The same sources each time: the first run builds, the others take the build from the cache.
+    return absorb(i,
+                  build_and_run(strprintf("%s/%s-%02zu", id.c_str(), dir.c_str(), i), sources, role,
+                                false, extras),
+                  short_timing);
+  };
+  // The first pass of `todo` in one child (the harness's --sweep); the combinations it ran are
+  // taken in, in order, each reported through `done_one`. False as run() says; a child that
+  // stopped early (an error or crash) leaves the rest in `todo` for the next one.
+  size_t sweeps = 0;
+  auto sweep = [&](std::vector<size_t>& todo, const std::function<void(size_t)>& done_one) {
+    extras.args.clear();
+    extras.short_timing = true;
+    extras.sweep.clear();
+    for (size_t i : todo) extras.sweep.push_back(combination_params(k, k.combinations[i]));
+    std::vector<EvalResult> swept;
+    extras.swept = &swept;
+    EvalResult outer = build_and_run(strprintf("%s/sweep-%02zu", id.c_str(), sweeps++), sources,
+                                     role, false, extras);
+    extras.sweep.clear();
+    extras.swept = nullptr;
+    if (swept.empty()) {  // the build failed, or the machine did: as one combination's run
+      size_t first = todo.front();
+      todo.erase(todo.begin());
+      return absorb(first, std::move(outer), true);
+    }
+    build_s += outer.build_s;
+    screen_s += outer.screen_s;
+    test_s += outer.test_s;
+    extras.screened = true;
+    for (size_t n_run = 0; n_run < swept.size(); ++n_run) {
+      size_t i = todo[n_run];
+      EvalResult& r = swept[n_run];
+      check_s += r.check_s;
+      r.test_s = r.check_s;  // the child's time is counted once, above
+      if (!absorb(i, std::move(r), true)) {
+        todo.erase(todo.begin(), todo.begin() + long(n_run) + 1);
+        return false;
+      }
+      done_one(i);
+    }
+    todo.erase(todo.begin(), todo.begin() + long(swept.size()));
+    return true;
+  };
   // Many combinations: a first pass with a short timing ranks them (every check as usual), and
   // only the fastest few are timed in full, side by side. Few: each is timed in full at once.
   const bool two_passes = sampled.size() > kTemplateFinalists;
@@ -247,55 +297,78 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
     std::vector<std::optional<double>> first_fitness(n);  // correct ones: run now or kept
     size_t done = 0, runs_done = 0, to_run = 0;           // to_run: the sample less what is kept
     for (size_t i : sampled) to_run += kept.count(combination_label(k, k.combinations[i])) ? 0 : 1;
-    double run_s = 0, first_s = 0;
+    std::vector<size_t> todo;
     for (size_t i : sampled) {
-      const std::string label = combination_label(k, k.combinations[i]);
-      ++done;
-      if (auto it = kept.find(label); it != kept.end()) {
-        results[i] = it->second;
-        results[i].erase("fitness");
-        results[i]["kept"] = true;
-        if (results[i].value("verdict", 0) == kCorrect)
-          first_fitness[i] = it->second["fitness"].get<double>();
-        ++kept_used;
-        say(strprintf("  first pass %zu/%zu  ", done, sampled.size()) + entry_line(results[i]) +
-            ", kept from the earlier tune");
+      auto it = kept.find(combination_label(k, k.combinations[i]));
+      if (it == kept.end()) {
+        todo.push_back(i);
         continue;
       }
+      ++done;
+      results[i] = it->second;
+      results[i].erase("fitness");
+      results[i]["kept"] = true;
+      if (results[i].value("verdict", 0) == kCorrect)
+        first_fitness[i] = it->second["fitness"].get<double>();
+      ++kept_used;
+      say(strprintf("  first pass %zu/%zu  ", done, sampled.size()) + entry_line(results[i]) +
+          ", kept from the earlier tune");
+    }
+    // The rest in children of a few combinations each (one device open, the inputs set up once
+    // per child): a handful first, as that child also builds, then as many as take about
+    // kSweepChildSeconds at the pace seen, so progress is shown and a Ctrl-C loses little.
+    double pace_s = 0;  // the time of the combinations after the first child, and their count
+    size_t paced = 0, chunk = kFirstSweepChild;
+    while (!todo.empty() && !failure && !unbuildable) {
       if (stop()) {
         interrupted = true;
         break;
       }
+      std::vector<size_t> child(todo.begin(), todo.begin() + long(std::min(chunk, todo.size())));
+      todo.erase(todo.begin(), todo.begin() + long(child.size()));
+      std::vector<size_t> ran;
       auto started = std::chrono::steady_clock::now();
-      bool ok = run(i, "screen", true);
+      bool ok = sweep(child, [&](size_t i) { ran.push_back(i); });
       double took =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      // The first run builds; the pace is that of the others once there are some.
-      if (runs_done++ == 0) first_s = took;
-      run_s += took;
-      if (!ok || failure) break;
-      if (stop()) {  // the same Ctrl-C may have cut this run short: it is not kept
-        results[i] = {{"label", label},
-                      {"params", combination_params(k, k.combinations[i])},
-                      {"timing", "not run"}};
-        runs[i].reset();
+      todo.insert(todo.begin(), child.begin(), child.end());  // what the child left
+      if (stop()) {  // the same Ctrl-C may have cut this child short: none of it is kept
+        for (size_t i : ran) {
+          results[i] = {{"label", combination_label(k, k.combinations[i])},
+                        {"params", combination_params(k, k.combinations[i])},
+                        {"timing", "not run"}};
+          runs[i].reset();
+        }
         interrupted = true;
         break;
       }
-      if (runs[i]->verdict == kCorrect) first_fitness[i] = runs[i]->fitness;
-      if (!state_file.empty()) {
-        state_entries[label] = results[i];
-        state_entries[label]["fitness"] = runs[i]->fitness;
-        save_state();
+      if (runs_done > 0 && !ran.empty()) {
+        pace_s += took;
+        paced += ran.size();
       }
-      // What is left of the first pass, at this pass's pace so far (long tunes).
-      size_t left = to_run - runs_done;
-      std::string eta =
-          left > 0 ? strprintf("  [about %.0f s left in the first pass]",
-                               (runs_done > 1 ? (run_s - first_s) / double(runs_done - 1) : run_s) *
-                                   double(left))
-                   : "";
-      say(strprintf("  first pass %zu/%zu  ", done, sampled.size()) + entry_line(results[i]) + eta);
+      for (size_t i : ran) {
+        ++done;
+        ++runs_done;
+        const std::string label = combination_label(k, k.combinations[i]);
+        if (runs[i]->verdict == kCorrect) first_fitness[i] = runs[i]->fitness;
+        if (!state_file.empty()) {
+          state_entries[label] = results[i];
+          state_entries[label]["fitness"] = runs[i]->fitness;
+        }
+        // What is left of the first pass, at this pass's pace so far (long tunes).
+        size_t left = to_run - runs_done;
+        double each = paced > 0 ? pace_s / double(paced) : took / double(ran.size());
+        std::string eta =
+            left > 0 ? strprintf("  [about %.0f s left in the first pass]", each * double(left))
+                     : "";
+        say(strprintf("  first pass %zu/%zu  ", done, sampled.size()) + entry_line(results[i]) +
+            eta);
+      }
+      if (!state_file.empty() && !ran.empty()) save_state();
+      if (!ok) break;
+      if (paced > 0)
+        chunk = std::clamp(size_t(kSweepChildSeconds / std::max(pace_s / double(paced), 1e-3)),
+                           kFirstSweepChild, kMaxSweepChild);
     }
     if (failure) return std::move(*failure);
     if (unbuildable)

@@ -270,6 +270,108 @@ int serve_checks(Problem& problem, const Suite& suite, const Options& options, R
   return 0;
 }
 
+// The reason line of a run that passed.
+void set_run_reason(const Options& options, Report& report) {
+  if (report.failed()) return;
+  std::size_t checks = 0;
+  for (const CaseRecord& c : report.cases) checks += c.phase == "correctness";
+  report.reason = options.phase == Phase::Benchmark ? ""
+                  : options.dump_dir.empty()
+                      ? "all " + std::to_string(checks) + " correctness checks passed"
+                      : "outputs written for the checker";
+  if (options.phase != Phase::Correctness) {
+    report.reason += (report.reason.empty() ? "" : "; ") + std::string("benchmark '") +
+                     report.benchmark + "' timed on " + std::to_string(report.timings.size()) +
+                     " shape(s)";
+  }
+}
+
+// One entry of --sweep's file.
+struct SweepItem {
+  nlohmann::json template_params;
+  std::string out, dump_dir;
+};
+
+bool parse_sweep(const std::string& path, std::vector<SweepItem>* items, std::string* err) {
+  std::string text;
+  if (!read_text(path, &text)) {
+    *err = "--sweep: cannot read " + path;
+    return false;
+  }
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_array() || j.empty() || j.size() > 4096) {
+    *err = "--sweep file " + path + " is not a list of 1 to 4096 combinations";
+    return false;
+  }
+  for (const nlohmann::json& e : j) {
+    if (!e.is_object() || !e.contains("template_params") || !e["template_params"].is_object() ||
+        !e.contains("out") || !e["out"].is_string() || !e.contains("dump_dir") ||
+        !e["dump_dir"].is_string() || e["out"].get<std::string>().empty() ||
+        e["dump_dir"].get<std::string>().empty()) {
+      *err = "--sweep file " + path +
+             ": each entry is {\"template_params\": {...}, \"out\": FILE, \"dump_dir\": DIR}";
+      return false;
+    }
+    items->push_back({e["template_params"], e["out"], e["dump_dir"]});
+  }
+  return true;
+}
+
+// --sweep: the combinations in turn, each as a run with --template-params, --out and --dump-dir
+// would do it, in this one process (one device open; the benchmark shapes' inputs set up once and
+// found intact after every run). A combination that fails with an error (an exception, a device
+// fault, a thread left running) may leave the process or device unusable: the sweep stops there
+// and the evaluator runs the rest in a new child. The sweep's own result says how far it got.
+int run_sweep(Problem& problem, const Suite& suite, const Options& options, RunContext& ctx,
+              const std::vector<Shape>& hidden, Report& report) {
+  std::vector<SweepItem> items;
+  std::string err;
+  if (!parse_sweep(options.sweep, &items, &err)) {
+    report.fail(Status::Error, "bad arguments: " + err, "usage");
+    say("kernelfoundry harness: " + err);
+    return 2;
+  }
+  Runner::CaseCache cases;
+  std::size_t done = 0;
+  for (const SweepItem& item : items) {
+    Options o = options;
+    o.sweep.clear();
+    o.out = item.out;
+    o.dump_dir = item.dump_dir;
+    o.template_params = item.template_params.dump();
+    Report r = report;
+    r.template_params_json = o.template_params;
+    ctx.template_params = item.template_params;
+    set_template_params(item.template_params);
+    save(o, r);  // says "stopped before it finished" until overwritten
+    say("sweep " + std::to_string(done + 1) + "/" + std::to_string(items.size()) + ": " +
+        o.template_params);
+    Runner runner(problem, suite, o, ctx, r);
+    runner.set_hidden_shapes(hidden);
+    runner.set_case_cache(&cases);
+    try {
+      if (o.phase != Phase::Benchmark) {
+        runner.correctness();
+        save(o, r);
+      }
+      if (o.phase != Phase::Correctness && !r.failed()) runner.benchmark();
+    } catch (const std::exception& e) {
+      r.fail(Status::Error, std::string("harness error: ") + e.what(), "internal");
+    }
+    set_run_reason(o, r);
+    r.finished = true;
+    save(o, r);
+    say(std::string("sweep result: ") + status_name(r.status) +
+        (r.reason.empty() ? "" : " - " + r.reason));
+    ++done;
+    if (r.status == Status::Error) break;
+  }
+  report.reason = "sweep: " + std::to_string(done) + " of " + std::to_string(items.size()) +
+                  " combination(s) run" +
+                  (done < items.size() ? " (stopped after an error; the rest not run)" : "");
+  return 0;
+}
+
 int run_protocol(const std::vector<std::string>& args, Problem& problem, const Suite& suite,
                  Report& report, Options& options) {
   std::string err;
@@ -371,6 +473,7 @@ int run_protocol(const std::vector<std::string>& args, Problem& problem, const S
     set_check_reason(report);
     return exit_code(report.status);
   }
+  if (!options.sweep.empty()) return run_sweep(problem, suite, options, ctx, hidden, report);
   if (options.phase != Phase::Benchmark) {
     runner.correctness();
     save(options, report);
@@ -384,19 +487,7 @@ int run_protocol(const std::vector<std::string>& args, Problem& problem, const S
     runner.benchmark();
     if (pacer && !report.failed()) pacer->done();
   }
-  if (!report.failed()) {
-    std::size_t checks = 0;
-    for (const CaseRecord& c : report.cases) checks += c.phase == "correctness";
-    report.reason = options.phase == Phase::Benchmark ? ""
-                    : options.dump_dir.empty()
-                        ? "all " + std::to_string(checks) + " correctness checks passed"
-                        : "outputs written for the checker";
-    if (options.phase != Phase::Correctness) {
-      report.reason += (report.reason.empty() ? "" : "; ") + std::string("benchmark '") +
-                       report.benchmark + "' timed on " + std::to_string(report.timings.size()) +
-                       " shape(s)";
-    }
-  }
+  set_run_reason(options, report);
   return exit_code(report.status);
 }
 
@@ -431,7 +522,7 @@ int main(int argc, char** argv, Problem& problem, const Suite& suite) {
   say(std::string("result: ") + status_name(report.status) +
       (report.reason.empty() ? "" : " - " + report.reason));
   int status = code == 0 ? exit_code(report.status) : code;
-  if (!options.dump_dir.empty()) {
+  if (!options.dump_dir.empty() || !options.sweep.empty()) {
     // The candidate's process ends here, with no atexit handler, static destructor or .fini_array
     // entry of the candidate's run after the result is written: nothing may rewrite it.
     std::fflush(nullptr);

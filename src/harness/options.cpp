@@ -21,11 +21,11 @@ const std::vector<std::string>& flag_names() {
 
 const std::vector<std::string>& value_names() {
   static const std::vector<std::string> names = {
-      "--phase",           "--seeds",       "--large-shape-mib", "--out",         "--params",
-      "--template-params", "--kernel-dir",  "--noise",           "--min-samples", "--max-samples",
-      "--time-budget",     "--warmup-time", "--warmup-iters",    "--peak-gbps",   "--shape",
-      "--expected-out",    "--dump-dir",    "--check",           "--expected",    "--extra-shapes",
-      "--cache-mib",       "--pace-in",     "--pace-out",        "--perf-control"};
+      "--phase",           "--seeds",       "--large-shape-mib", "--out",          "--params",
+      "--template-params", "--kernel-dir",  "--noise",           "--min-samples",  "--max-samples",
+      "--time-budget",     "--warmup-time", "--warmup-iters",    "--peak-gbps",    "--shape",
+      "--expected-out",    "--dump-dir",    "--check",           "--expected",     "--extra-shapes",
+      "--cache-mib",       "--pace-in",     "--pace-out",        "--perf-control", "--sweep"};
   return names;
 }
 
@@ -137,6 +137,7 @@ bool apply_value(const std::string& key, const std::string& value, Options* o, s
   if (key == "--cache-mib") return parse_double(key, value, 0, &o->cache_mib, err);
   if (key == "--pace-in") return set_string(key, value, &o->pace_in, err);
   if (key == "--pace-out") return set_string(key, value, &o->pace_out, err);
+  if (key == "--sweep") return set_string(key, value, &o->sweep, err);
   *err = "internal: unhandled option " + key;
   return false;
 }
@@ -286,6 +287,11 @@ std::string usage_text(const std::string& program) {
          "  --pace-in F --pace-out F2  (with --dump-dir) the timed calls run in batches the\n"
          "                        evaluator starts through these FIFOs, each next to a batch of\n"
          "                        the reference's timed by --serve's 'time' request\n"
+         "  --sweep FILE          check and briefly time several template combinations in turn;\n"
+         "                        FILE: [{\"template_params\": {..}, \"out\": F, \"dump_dir\": D}, "
+         "...],\n"
+         "                        a result file and dump per combination; stops after one that\n"
+         "                        fails with an error (the rest are left for another run)\n"
          "exit codes: 0 pass, 1 wrong values / shape mismatch, 2 runtime error\n";
 }
 

@@ -55,6 +55,11 @@ struct Options {
   // The paced benchmark (pace.h): the candidate child's timed calls run in batches the evaluator
   // starts through these two FIFOs, each next to a batch of the reference's (--dump-dir only).
   std::string pace_in, pace_out;
+  // A templated kernel's first pass (--sweep FILE): one child checks and briefly times several
+  // combinations in turn. FILE holds [{"template_params": {...}, "out": F, "dump_dir": D}, ...];
+  // each combination gets its own result file and dump, as a run with --template-params,
+  // --out and --dump-dir would. The benchmark shapes' inputs are set up once for all of them.
+  std::string sweep;
   std::string extra_shapes;  // JSON list of hidden correctness shapes ([{"dims": {...}}, ...])
   bool list = false;
   bool help = false;

@@ -1066,10 +1066,15 @@ void Runner::check() {
 
 bool Runner::benchmark_shape(const Shape& shape) {
   // A seed the correctness phase did not use: the re-check after timing is one more seed.
-  CaseState cs(ctx_, shape, options_.seeds + 1);
+  std::unique_ptr<CaseState> held;
   {
     StepTimer timer(&bench_times_.setup);
-    if (!run_setup(cs)) return false;
+    held = take_case(shape, options_.seeds + 1);
+    if (!held) return false;
+  }
+  CaseState& cs = *held;
+  {
+    StepTimer timer(&bench_times_.setup);
     // The split judge's candidate child runs no reference: its outputs go to the checker.
     if (!dumping() && !compute_expected(cs)) return false;
   }
@@ -1278,8 +1283,9 @@ bool Runner::benchmark_shape(const Shape& shape) {
     return false;
   }
   if (dumping()) {
-    CaseState fresh(ctx_, shape, options_.seeds + 2);
-    if (!run_setup(fresh)) return false;
+    std::unique_ptr<CaseState> fresh_held = take_case(shape, options_.seeds + 2);
+    if (!fresh_held) return false;
+    CaseState& fresh = *fresh_held;
     prepare_set(fresh, kTestSet, 0);
     CallOutcome out = invoke(fresh, Impl::Candidate, kTestSet, ++calls);
     if (out.ok) check_integrity(fresh, kTestSet, &out);
@@ -1290,6 +1296,7 @@ bool Runner::benchmark_shape(const Shape& shape) {
       return false;
     }
     if (!dump_outputs(fresh, kTestSet, "post", calls, 0, {})) return false;
+    keep_case(std::move(fresh_held));
   } else if (!compare_outputs(cs, "benchmark", calls, (calls - 1) % 2, where, nullptr, 0)) {
     report_.add_flag("wrong_after_timing", report_.reason);
     return false;
@@ -1317,7 +1324,27 @@ bool Runner::benchmark_shape(const Shape& shape) {
                 t.device_timed ? "" : " (host time)");
   say(row);
   report_.timings.push_back(std::move(t));
+  keep_case(std::move(held));  // its inputs restored and found intact above
   return true;
+}
+
+std::unique_ptr<CaseState> Runner::take_case(const Shape& shape, int seed) {
+  std::string key = shape.id() + "#" + std::to_string(seed);
+  if (case_cache_ != nullptr && dumping()) {
+    if (auto it = case_cache_->cases.find(key); it != case_cache_->cases.end()) {
+      std::unique_ptr<CaseState> kept = std::move(it->second);
+      case_cache_->cases.erase(it);  // back only after a run that leaves its inputs intact
+      return kept;
+    }
+  }
+  auto cs = std::make_unique<CaseState>(ctx_, shape, seed);
+  if (!run_setup(*cs)) return nullptr;
+  return cs;
+}
+
+void Runner::keep_case(std::unique_ptr<CaseState> cs) {
+  if (case_cache_ == nullptr || !dumping() || !cs) return;
+  case_cache_->cases[cs->shape.id() + "#" + std::to_string(cs->seed)] = std::move(cs);
 }
 
 Runner::CallOutcome Runner::timed_call(CaseState& cs, Impl impl, int call, bool flush,

@@ -46,6 +46,12 @@ class Runner {
   // The candidate child's paced benchmark (pace.h; not owned): each shape's timed calls run in
   // the batches the evaluator starts.
   void set_pacer(Pacer* pacer) { pacer_ = pacer; }
+  // --sweep: the benchmark shapes' cases (inputs set up once) kept from one combination's run to
+  // the next (not owned). A case goes back only after a run that found its inputs intact.
+  struct CaseCache {
+    std::map<std::string, std::unique_ptr<CaseState>> cases;
+  };
+  void set_case_cache(CaseCache* cache) { case_cache_ = cache; }
 
   // --serve's "time" request: `calls` timed calls of the reference on benchmark shape `shape_id`
   // (the same procedure as the candidate's paced calls: poison, perturbed inputs, flush unless
@@ -127,6 +133,10 @@ class Runner {
   std::vector<Shape> hidden_;
   JudgeCache* cache_ = nullptr;
   Pacer* pacer_ = nullptr;
+  CaseCache* case_cache_ = nullptr;
+  // A benchmark case of `shape` and `seed`, set up (or kept by a --sweep); null when setup failed.
+  std::unique_ptr<CaseState> take_case(const Shape& shape, int seed);
+  void keep_case(std::unique_ptr<CaseState> cs);
   std::unique_ptr<DumpWriter> dump_;
   std::mt19937_64 rng_{std::random_device{}()};
   Problem& problem_;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -18,6 +19,7 @@
 #include "kernelfoundry/harness.h"
 
 namespace kf = kernelfoundry;
+namespace fs = std::filesystem;
 using kf::testing::quick_benchmark_args;
 using kf::testing::run_main;
 
@@ -482,4 +484,89 @@ TEST(HostRunner, AnIdleThreadLeftByARuntimeIsNotTheCallsWork) {
   ASSERT_TRUE(json.is_object());
   EXPECT_FALSE(has_flag(json, "thread_outlived_call")) << json.dump();
   EXPECT_EQ(code, 0) << json.value("reason", "");
+}
+
+namespace {
+
+// y = x + 1, as the combination named by --template-params "MODE" does it: 0 right, 1 throws,
+// 2 writes y as x + 2 (wrong values, judged later by the checker). Each setup appends its n to
+// `log`.
+struct Swept : kf::Problem {
+  std::string log;
+  void setup(kf::Case& c) override {
+    std::ofstream(log, std::ios::app) << c.dim("n") << "\n";
+    c.input("x", kf::f32, c.dim("n"), kf::uniform(-1, 1));
+    c.output("y", kf::f32, c.dim("n"), kf::tolerance(1e-6, 1e-6));
+  }
+  void run(kf::Case& c, kf::Impl impl) override {
+    long n = c.dim("n"), mode = impl == kf::Impl::Reference ? 0 : kf::template_param("MODE", 0);
+    if (mode == 1) throw std::runtime_error("combination MODE=1 throws");
+    const float* x = c.buffer("x").host<float>();
+    float* y = c.buffer("y").host<float>();
+    for (long i = 0; i < n; ++i) y[i] = x[i] + (mode == 2 ? 2.0f : 1.0f);
+  }
+};
+
+}  // namespace
+
+// --sweep: each combination gets its own result and dump, as its own run would; the benchmark
+// shapes' inputs are set up once for all; the sweep stops after a combination's error (the rest
+// are left for another child).
+TEST(HostRunner, ASweepRunsEachCombinationInTurnAndStopsAfterAnError) {
+  std::string dir = kf::testing::make_temp_dir();
+  nlohmann::json list = nlohmann::json::array();
+  for (int i = 0; i < 4; ++i)
+    list.push_back({{"template_params",
+                     {{"MODE", i == 0   ? 0
+                               : i == 1 ? 2
+                               : i == 2 ? 1
+                                        : 0}}},
+                    {"out", dir + "/c" + std::to_string(i) + ".json"},
+                    {"dump_dir", dir + "/c" + std::to_string(i)}});
+  kf::testing::write_text(dir + "/sweep.json", list.dump());
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    Swept p;
+    p.log = dir + "/setups.txt";
+    std::vector<std::string> args = quick_benchmark_args();
+    args.insert(args.end(), {"--sweep", dir + "/sweep.json", "--seeds", "1"});
+    run_main(p, suite(), args);
+    ::_exit(99);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);  // the sweep ran; each combination has its own verdict
+  auto read = [&](int i) {
+    std::ifstream f(dir + "/c" + std::to_string(i) + ".json");
+    std::stringstream text;
+    text << f.rdbuf();
+    return nlohmann::json::parse(text.str(), nullptr, false);
+  };
+  nlohmann::json right = read(0), wrong = read(1), error = read(2);
+  ASSERT_TRUE(right.is_object() && wrong.is_object() && error.is_object());
+  // The candidate's child gives no verdict on values: both hand their outputs over, timed.
+  for (const nlohmann::json* r : {&right, &wrong}) {
+    EXPECT_EQ((*r)["status"], "pass") << r->dump();
+    EXPECT_EQ((*r)["finished"], true);
+    EXPECT_EQ((*r)["stats"].size(), 2u) << r->dump();
+  }
+  EXPECT_EQ(right["template_params"]["MODE"], 0);
+  EXPECT_EQ(wrong["template_params"]["MODE"], 2);
+  EXPECT_TRUE(fs::exists(dir + "/c0") && fs::exists(dir + "/c1"));
+  EXPECT_EQ(error["status"], "error");
+  EXPECT_NE(error["reason"].get<std::string>().find("combination MODE=1 throws"), std::string::npos)
+      << error.dump();
+  // Stopped after the error: the fourth was not begun.
+  EXPECT_FALSE(fs::exists(dir + "/c3.json"));
+  // The benchmark shapes' cases (timed inputs, fresh inputs after timing) were set up by the
+  // first combination and, found intact, served the second: two setups per shape, not four.
+  std::ifstream log(dir + "/setups.txt");
+  std::map<std::string, int> setups;
+  for (std::string line; std::getline(log, line);) ++setups[line];
+  EXPECT_EQ(setups["4096"], 2);
+  EXPECT_EQ(setups["5000"], 2);
+  EXPECT_EQ(setups["7"], 3);  // a correctness shape: every combination's own
 }

@@ -386,6 +386,42 @@ TEST(SearchTemplated, TuneWithABudgetRunsASampleOfALargeSpace) {
   }
 }
 
+// The first pass runs combinations several to a child (one device open, inputs set up once):
+// a combination that crashes the child or fails with an error gets its own verdict, and the
+// ones after it run in another child.
+TEST(SearchTemplated, AFirstPassChildThatCrashesLeavesTheRestToAnother) {
+  Scratch s;
+  JobOutcome tuned =
+      s.run_job("faults", with_quick({"tune", "task=" + example(kTask).string(), "job_name=faults",
+                                      candidate(kTask, "templated_faults.cpp").string()}));
+  ASSERT_EQ(tuned.cli.exit_code, 0) << tuned.cli.output;
+  ASSERT_EQ(tuned.kernels.size(), 1u) << tuned.cli.output;
+  const KernelRecord& k = tuned.kernels[0];
+  EXPECT_EQ(k.verdict, 5) << k.reason;
+  EXPECT_CONTAINS(k.reason, "templated: 4 of 6 combination(s) correct");
+  auto results = nlohmann::json::parse(k.template_results_json, nullptr, false);
+  ASSERT_TRUE(results.is_array() && results.size() == 6u) << k.template_results_json;
+  for (const auto& r : results) {
+    std::string label = r["label"];
+    if (label == "lanes=4, fault=1") {
+      EXPECT_EQ(r["verdict"], 2) << r.dump();  // runtime error
+      EXPECT_CONTAINS(r["reason"].get<std::string>(), "crashed");
+      EXPECT_CONTAINS(r["reason"].get<std::string>(), "SIGSEGV");
+    } else if (label == "lanes=16, fault=2") {
+      EXPECT_EQ(r["verdict"], 2) << r.dump();  // runtime error
+      EXPECT_CONTAINS(r["reason"].get<std::string>(), "this combination gives up");
+    } else {
+      EXPECT_EQ(r["verdict"], 5) << r.dump();  // run after a crash or error: in another child
+    }
+    EXPECT_FALSE(r.value("chosen", false) && r["verdict"] != 5) << r.dump();
+  }
+  // The first child stopped at the crash, the next at the error, a third ran the last one.
+  size_t children = 0;
+  for (const auto& e : fs::directory_iterator(s.dir() / "runs" / "faults" / "work" / "kernel-000"))
+    children += e.path().filename().string().rfind("sweep-", 0) == 0 ? 1 : 0;
+  EXPECT_EQ(children, 3u);
+}
+
 // Ctrl-C stops a tune between combinations; resume=true runs only what had not run.
 TEST(SearchTemplated, AnInterruptedTuneResumesWhereItStopped) {
   Scratch s;
