@@ -278,7 +278,7 @@ std::vector<KeySpec> build_schema() {
           "How prompts are built; group `prompt`, options `default` and `meta_prompting`."));
   add(Row("prompt.allow_templated", Kind::kBool, false,
           "The model may write templated kernels: built once, each parameter combination listed "
-          "in the dispatcher is then evaluated as a separate run of that build and the fastest "
+          "in the dispatcher is then checked and timed from that build and the fastest "
           "correct one is the kernel's result ([templating.md](templating.md)). CUDA, SYCL and "
           "CPP only (CPP and CUDA are evaluated; this build has no SYCL toolchain): with OCL or "
           "triton the run aborts with `AssertionError: Must provide example if "

@@ -103,7 +103,7 @@ TEST(SearchTemplated, EveryCombinationIsRunAndTheFastestCorrectOneChosen) {
 
   // The next prompt shows the combinations compactly.
   const KernelRecord& next = job.kernels[2];
-  EXPECT_CONTAINS(next.prompt, "Its template combinations, each a separate run of one build:");
+  EXPECT_CONTAINS(next.prompt, "Its template combinations, each evaluated from one build:");
   EXPECT_CONTAINS(next.prompt, "- " + label + ": correct, speedup ");
   EXPECT_CONTAINS(next.prompt, "- lanes=16, tail=false: wrong values");
 
