@@ -52,14 +52,14 @@ std::set<size_t> sample_combinations(size_t n, const std::map<size_t, std::strin
   return std::set<size_t>(pool.begin(), pool.end());
 }
 
-// The tune state (EvalOptions::TemplateTuning::state_dir): the first-pass entries of one kernel,
-// by label. Another kernel's state (another key) is not used.
 // The first pass's children (RunExtras::sweep): the first runs this many combinations (it also
 // builds), the later ones as many as take about kSweepChildSeconds, within bounds.
 constexpr size_t kFirstSweepChild = 4;
 constexpr size_t kMaxSweepChild = 64;
 constexpr double kSweepChildSeconds = 5;
 
+// The tune state (EvalOptions::TemplateTuning::state_dir): the first-pass entries of one kernel,
+// by label. Another kernel's state (another key) is not used.
 constexpr const char* kTuneStateFormat = "kernelfoundry-tune-state";
 
 std::map<std::string, nlohmann::json> read_tune_state(const std::filesystem::path& file,
