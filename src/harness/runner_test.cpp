@@ -489,8 +489,8 @@ TEST(HostRunner, AnIdleThreadLeftByARuntimeIsNotTheCallsWork) {
 namespace {
 
 // y = x + 1, as the combination named by --template-params "MODE" does it: 0 right, 1 throws,
-// 2 writes y as x + 2 (wrong values, judged later by the checker). Each setup appends its n to
-// `log`.
+// 2 writes y as x + 2 (wrong values, judged later by the checker), 3 right but also writes into
+// its input x on the benchmark shapes (n > 1000). Each setup appends its n to `log`.
 struct Swept : kf::Problem {
   std::string log;
   void setup(kf::Case& c) override {
@@ -504,6 +504,7 @@ struct Swept : kf::Problem {
     const float* x = c.buffer("x").host<float>();
     float* y = c.buffer("y").host<float>();
     for (long i = 0; i < n; ++i) y[i] = x[i] + (mode == 2 ? 2.0f : 1.0f);
+    if (mode == 3 && n > 1000) c.buffer("x").host<float>()[n / 2] += 1.0f;
   }
 };
 
@@ -569,4 +570,51 @@ TEST(HostRunner, ASweepRunsEachCombinationInTurnAndStopsAfterAnError) {
   EXPECT_EQ(setups["4096"], 2);
   EXPECT_EQ(setups["5000"], 2);
   EXPECT_EQ(setups["7"], 3);  // a correctness shape: every combination's own
+}
+
+// A combination that writes into its inputs while timed fails (input_modified), and the case it
+// wrote into is not served to the next combination, which sets its inputs up again.
+TEST(HostRunner, ASweepDoesNotReuseInputsACombinationWroteInto) {
+  std::string dir = kf::testing::make_temp_dir();
+  nlohmann::json list = nlohmann::json::array();
+  for (int i = 0; i < 3; ++i)
+    list.push_back({{"template_params", {{"MODE", i == 1 ? 3 : 0}}},
+                    {"out", dir + "/c" + std::to_string(i) + ".json"},
+                    {"dump_dir", dir + "/c" + std::to_string(i)}});
+  kf::testing::write_text(dir + "/sweep.json", list.dump());
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    Swept p;
+    p.log = dir + "/setups.txt";
+    std::vector<std::string> args = quick_benchmark_args();
+    args.insert(args.end(), {"--sweep", dir + "/sweep.json", "--seeds", "1"});
+    run_main(p, suite(), args);
+    ::_exit(99);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  auto read = [&](int i) {
+    std::ifstream f(dir + "/c" + std::to_string(i) + ".json");
+    std::stringstream text;
+    text << f.rdbuf();
+    return nlohmann::json::parse(text.str(), nullptr, false);
+  };
+  nlohmann::json first = read(0), writer = read(1), after = read(2);
+  ASSERT_TRUE(first.is_object() && writer.is_object() && after.is_object());
+  EXPECT_EQ(first["status"], "pass") << first.dump();
+  EXPECT_NE(writer["status"], "pass") << writer.dump();
+  EXPECT_TRUE(has_flag(writer, "input_modified")) << writer.dump();
+  EXPECT_EQ(after["status"], "pass") << after.dump();
+  EXPECT_EQ(after["stats"].size(), 2u) << after.dump();
+  // The first combination set up each benchmark shape's two cases; the writer spoiled the timed
+  // case of the shape it failed on, so the third set that one up again.
+  std::ifstream log(dir + "/setups.txt");
+  std::map<std::string, int> setups;
+  for (std::string line; std::getline(log, line);) ++setups[line];
+  EXPECT_EQ(setups["4096"] + setups["5000"], 5)
+      << "4096: " << setups["4096"] << ", 5000: " << setups["5000"];
 }
