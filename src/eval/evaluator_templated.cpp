@@ -355,12 +355,13 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
           state_entries[label] = results[i];
           state_entries[label]["fitness"] = runs[i]->fitness;
         }
-        // What is left of the first pass, at this pass's pace so far (long tunes).
+        // What is left of the first pass, at the pace of the children after the first (which
+        // also builds; none said before then).
         size_t left = to_run - runs_done;
-        double each = paced > 0 ? pace_s / double(paced) : took / double(ran.size());
-        std::string eta =
-            left > 0 ? strprintf("  [about %.0f s left in the first pass]", each * double(left))
-                     : "";
+        std::string eta = left > 0 && paced > 0
+                              ? strprintf("  [about %.0f s left in the first pass]",
+                                          pace_s / double(paced) * double(left))
+                              : "";
         say(strprintf("  first pass %zu/%zu  ", done, sampled.size()) + entry_line(results[i]) +
             eta);
       }
