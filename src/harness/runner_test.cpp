@@ -508,20 +508,12 @@ struct Swept : kf::Problem {
   }
 };
 
-}  // namespace
-
-// --sweep: each combination gets its own result and dump, as its own run would; the benchmark
-// shapes' inputs are set up once for all; the sweep stops after a combination's error (the rest
-// are left for another child).
-TEST(HostRunner, ASweepRunsEachCombinationInTurnAndStopsAfterAnError) {
-  std::string dir = kf::testing::make_temp_dir();
+// Runs the sweep of `modes` (one combination each) in a forked harness child with its results
+// under `dir` (c0.json, c0/, ...) and each setup logged to dir/setups.txt; the child's exit code.
+int run_sweep(const std::string& dir, const std::vector<int>& modes) {
   nlohmann::json list = nlohmann::json::array();
-  for (int i = 0; i < 4; ++i)
-    list.push_back({{"template_params",
-                     {{"MODE", i == 0   ? 0
-                               : i == 1 ? 2
-                               : i == 2 ? 1
-                                        : 0}}},
+  for (std::size_t i = 0; i < modes.size(); ++i)
+    list.push_back({{"template_params", {{"MODE", modes[i]}}},
                     {"out", dir + "/c" + std::to_string(i) + ".json"},
                     {"dump_dir", dir + "/c" + std::to_string(i)}});
   kf::testing::write_text(dir + "/sweep.json", list.dump());
@@ -538,14 +530,35 @@ TEST(HostRunner, ASweepRunsEachCombinationInTurnAndStopsAfterAnError) {
   }
   int status = 0;
   ::waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);  // the sweep ran; each combination has its own verdict
-  auto read = [&](int i) {
-    std::ifstream f(dir + "/c" + std::to_string(i) + ".json");
-    std::stringstream text;
-    text << f.rdbuf();
-    return nlohmann::json::parse(text.str(), nullptr, false);
-  };
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Combination i's result file of a sweep run in `dir`.
+nlohmann::json sweep_result(const std::string& dir, int i) {
+  std::ifstream f(dir + "/c" + std::to_string(i) + ".json");
+  std::stringstream text;
+  text << f.rdbuf();
+  return nlohmann::json::parse(text.str(), nullptr, false);
+}
+
+// The setups logged by a sweep run in `dir`, by shape size n.
+std::map<std::string, int> sweep_setups(const std::string& dir) {
+  std::ifstream log(dir + "/setups.txt");
+  std::map<std::string, int> setups;
+  for (std::string line; std::getline(log, line);) ++setups[line];
+  return setups;
+}
+
+}  // namespace
+
+// --sweep: each combination gets its own result and dump, as its own run would; the benchmark
+// shapes' inputs are set up once for all; the sweep stops after a combination's error (the rest
+// are left for another child).
+TEST(HostRunner, ASweepRunsEachCombinationInTurnAndStopsAfterAnError) {
+  std::string dir = kf::testing::make_temp_dir();
+  // The sweep ran; each combination has its own verdict.
+  EXPECT_EQ(run_sweep(dir, {0, 2, 1, 0}), 0);
+  auto read = [&](int i) { return sweep_result(dir, i); };
   nlohmann::json right = read(0), wrong = read(1), error = read(2);
   ASSERT_TRUE(right.is_object() && wrong.is_object() && error.is_object());
   // The candidate's child gives no verdict on values: both hand their outputs over, timed.
@@ -564,9 +577,7 @@ TEST(HostRunner, ASweepRunsEachCombinationInTurnAndStopsAfterAnError) {
   EXPECT_FALSE(fs::exists(dir + "/c3.json"));
   // The benchmark shapes' cases (timed inputs, fresh inputs after timing) were set up by the
   // first combination and, found intact, served the second: two setups per shape, not four.
-  std::ifstream log(dir + "/setups.txt");
-  std::map<std::string, int> setups;
-  for (std::string line; std::getline(log, line);) ++setups[line];
+  std::map<std::string, int> setups = sweep_setups(dir);
   EXPECT_EQ(setups["4096"], 2);
   EXPECT_EQ(setups["5000"], 2);
   EXPECT_EQ(setups["7"], 3);  // a correctness shape: every combination's own
@@ -576,33 +587,8 @@ TEST(HostRunner, ASweepRunsEachCombinationInTurnAndStopsAfterAnError) {
 // wrote into is not served to the next combination, which sets its inputs up again.
 TEST(HostRunner, ASweepDoesNotReuseInputsACombinationWroteInto) {
   std::string dir = kf::testing::make_temp_dir();
-  nlohmann::json list = nlohmann::json::array();
-  for (int i = 0; i < 3; ++i)
-    list.push_back({{"template_params", {{"MODE", i == 1 ? 3 : 0}}},
-                    {"out", dir + "/c" + std::to_string(i) + ".json"},
-                    {"dump_dir", dir + "/c" + std::to_string(i)}});
-  kf::testing::write_text(dir + "/sweep.json", list.dump());
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    Swept p;
-    p.log = dir + "/setups.txt";
-    std::vector<std::string> args = quick_benchmark_args();
-    args.insert(args.end(), {"--sweep", dir + "/sweep.json", "--seeds", "1"});
-    run_main(p, suite(), args);
-    ::_exit(99);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0);
-  auto read = [&](int i) {
-    std::ifstream f(dir + "/c" + std::to_string(i) + ".json");
-    std::stringstream text;
-    text << f.rdbuf();
-    return nlohmann::json::parse(text.str(), nullptr, false);
-  };
+  EXPECT_EQ(run_sweep(dir, {0, 3, 0}), 0);
+  auto read = [&](int i) { return sweep_result(dir, i); };
   nlohmann::json first = read(0), writer = read(1), after = read(2);
   ASSERT_TRUE(first.is_object() && writer.is_object() && after.is_object());
   EXPECT_EQ(first["status"], "pass") << first.dump();
@@ -612,9 +598,7 @@ TEST(HostRunner, ASweepDoesNotReuseInputsACombinationWroteInto) {
   EXPECT_EQ(after["stats"].size(), 2u) << after.dump();
   // The first combination set up each benchmark shape's two cases; the writer spoiled the timed
   // case of the shape it failed on, so the third set that one up again.
-  std::ifstream log(dir + "/setups.txt");
-  std::map<std::string, int> setups;
-  for (std::string line; std::getline(log, line);) ++setups[line];
+  std::map<std::string, int> setups = sweep_setups(dir);
   EXPECT_EQ(setups["4096"] + setups["5000"], 5)
       << "4096: " << setups["4096"] << ", 5000: " << setups["5000"];
 }
