@@ -5,6 +5,8 @@
 // and OCL / triton abort before any request reaches the server.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "e2e/cli_helpers.h"
 #include "llm_server/llm_server_fixture.h"
 #include "util/fs.h"
@@ -420,6 +422,37 @@ TEST(SearchTemplated, AFirstPassChildThatCrashesLeavesTheRestToAnother) {
   for (const auto& e : fs::directory_iterator(s.dir() / "runs" / "faults" / "work" / "kernel-000"))
     children += e.path().filename().string().rfind("sweep-", 0) == 0 ? 1 : 0;
   EXPECT_EQ(children, 3u);
+}
+
+// An attack on the shared children: a combination that hands back answers an earlier
+// combination of its child left in a memo (as if it were instant) gains nothing. The first pass
+// only ranks; the kernel's result comes from children that ran one combination alone, where the
+// memo is empty and the cheat is the slowest of all.
+TEST(SearchTemplated, ACombinationRememberingAnEarlierOnesAnswersGainsNothing) {
+  Scratch s;
+  JobOutcome tuned = s.run_job(
+      "remember", with_quick({"tune", "task=" + example(kTask).string(), "job_name=remember",
+                              candidate(kTask, "templated_remember.cpp").string()}));
+  ASSERT_EQ(tuned.cli.exit_code, 0) << tuned.cli.output;
+  ASSERT_EQ(tuned.kernels.size(), 1u) << tuned.cli.output;
+  const KernelRecord& k = tuned.kernels[0];
+  EXPECT_EQ(k.verdict, 5) << k.reason;
+  auto results = nlohmann::json::parse(k.template_results_json, nullptr, false);
+  ASSERT_TRUE(results.is_array() && results.size() == 5u) << k.template_results_json;
+  std::optional<double> chosen, cheat_full;
+  for (const auto& r : results) {
+    if (r.value("chosen", false)) {
+      EXPECT_NE(r["label"], "lanes=1, cheat=1") << r.dump();
+      chosen = r["speedup"].get<double>();
+    }
+    if (r["label"] == "lanes=1, cheat=1" && r.value("timing", "") == "full")
+      cheat_full = r["speedup"].get<double>();
+  }
+  ASSERT_TRUE(chosen.has_value()) << k.template_results_json;
+  // Timed alone, the cheat is what it is: slower than the honest combination chosen.
+  if (cheat_full) EXPECT_LT(*cheat_full, *chosen) << k.template_results_json;
+  ASSERT_TRUE(k.speedup.has_value());
+  EXPECT_LT(*k.speedup, 1e3);  // no instant answer reached the result
 }
 
 // Ctrl-C stops a tune between combinations; resume=true runs only what had not run.
