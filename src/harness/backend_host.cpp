@@ -145,13 +145,28 @@ class HostDevice : public Device {
     bool evicted = true;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      for (const auto& [data, m] : mappings_) evicted = evict_host_lines(data, m.data_bytes);
+      for (const auto& [data, m] : mappings_)
+        evicted = evict_host_lines(data, m.data_bytes) && evicted;
     }
     if (evicted) {
       flush_host_caches(flush_buffer_, private_flush_bytes());
     } else {
       flush_host_caches(flush_buffer_);
     }
+  }
+  // Only the call's buffers (Device::flush_caches_for); any that is not ours: everything.
+  void flush_caches_for(const std::vector<void*>& buffers) override {
+    bool evicted = true;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (void* mem : buffers) {
+        auto it = mappings_.find(mem);
+        evicted = it != mappings_.end() && evict_host_lines(mem, it->second.data_bytes) && evicted;
+        if (!evicted) break;
+      }
+    }
+    if (!evicted) return flush_caches();
+    flush_host_caches(flush_buffer_, private_flush_bytes());
   }
 
   void begin_call() override { start_ = std::chrono::steady_clock::now(); }

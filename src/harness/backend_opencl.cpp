@@ -206,6 +206,24 @@ class OpenCLDevice : public Device {
     synchronize();
   }
 
+  // Over our memory, only the call's buffers (Device::flush_caches_for); else everything.
+  void flush_caches_for(const std::vector<void*>& buffers) override {
+    if (!own_storage_) return flush_caches();
+    synchronize();
+    bool evicted = true;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (void* mem : buffers) {
+        auto it = storage_.find(static_cast<cl_mem>(mem));
+        evicted = it != storage_.end() &&
+                  evict_host_lines(it->second.data, it->second.length) && evicted;
+        if (!evicted) break;
+      }
+    }
+    if (!evicted) return flush_caches();
+    flush_host_caches(host_flush_, private_flush_bytes());
+  }
+
   void begin_call() override { runtime_.clear_events(); }
   double end_call() override {
     cl_int err = clFinish(runtime_.queue());

@@ -58,6 +58,18 @@ class Device {
   virtual void synchronize() = 0;
   // Evicts caches so the next sample runs cold; synchronises before returning.
   virtual void flush_caches() = 0;
+  // The cold call of one case: evicts what that call will touch, its `buffers` (handles). A
+  // backend that evicts lines one by one (host, OpenCL over our memory) evicts exactly these, so
+  // the work before a timed call, and the idle gap it leaves the runtime's other threads, does
+  // not grow with what else the process holds: the judge, which keeps every benchmark shape's
+  // cases and the reference's outputs, times the reference's batches after the same flush as a
+  // candidate child's (evicting all of the judge's buffers made its small calls read 20-30%
+  // slower on the 2-core VM, a candidate identical to the reference 1.06-1.10x). The default
+  // flushes everything.
+  virtual void flush_caches_for(const std::vector<void*>& buffers) {
+    (void)buffers;
+    flush_caches();
+  }
 
   // Around every call of Problem::run: end_call() synchronises the whole device, throws
   // DeviceError for a device fault and returns the device time in ms, or -1 when the backend has

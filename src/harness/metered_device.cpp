@@ -79,6 +79,10 @@ class MeteredDevice final : public Device {
     Meter m(&t_->flush);
     d_->flush_caches();
   }
+  void flush_caches_for(const std::vector<void*>& buffers) override {
+    Meter m(&t_->flush);
+    d_->flush_caches_for(buffers);
+  }
   void begin_call() override { d_->begin_call(); }
   double end_call() override { return d_->end_call(); }
   void profile_next_call() override { d_->profile_next_call(); }

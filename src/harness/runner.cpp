@@ -1357,7 +1357,11 @@ Runner::CallOutcome Runner::timed_call(CaseState& cs, Impl impl, int call, bool 
   }
   StepTimer timer(&bench_times_.calls);
   if (flush) {
-    ctx_.device->flush_caches();
+    // What this call touches: its inputs and its set's outputs, in-outs and scratch.
+    std::vector<void*> buffers;
+    for (const auto& b : cs.inputs) buffers.push_back(b->handle());
+    for (const auto& b : cs.sets[kTestSet]) buffers.push_back(b->handle());
+    ctx_.device->flush_caches_for(buffers);
   } else {
     ctx_.device->synchronize();
   }
