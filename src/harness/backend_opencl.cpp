@@ -215,8 +215,8 @@ class OpenCLDevice : public Device {
       std::lock_guard<std::mutex> lock(mutex_);
       for (void* mem : buffers) {
         auto it = storage_.find(static_cast<cl_mem>(mem));
-        evicted = it != storage_.end() &&
-                  evict_host_lines(it->second.data, it->second.length) && evicted;
+        evicted =
+            it != storage_.end() && evict_host_lines(it->second.data, it->second.length) && evicted;
         if (!evicted) break;
       }
     }
