@@ -63,7 +63,7 @@ class Device {
   // the work before a timed call, and the idle gap it leaves the runtime's other threads, does
   // not grow with what else the process holds: the judge, which keeps every benchmark shape's
   // cases and the reference's outputs, times the reference's batches after the same flush as a
-  // candidate child's (evicting all of the judge's buffers made its small calls read 20-30%
+  // candidate child's (evicting all of the judge's buffers made its short calls read 18-29%
   // slower on the 2-core VM, a candidate identical to the reference 1.06-1.10x). The default
   // flushes everything.
   virtual void flush_caches_for(const std::vector<void*>& buffers) {
