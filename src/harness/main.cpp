@@ -286,6 +286,22 @@ void set_run_reason(const Options& options, Report& report) {
   }
 }
 
+// A run's phases as the options ask: correctness (its result saved at once, so a crash in the
+// benchmark still leaves it), then the benchmark if nothing failed (paced when `pacer` is given),
+// then the reason line.
+void run_phases(Runner& runner, const Options& options, Report& report, Pacer* pacer) {
+  if (options.phase != Phase::Benchmark) {
+    runner.correctness();
+    save(options, report);
+  }
+  if (options.phase != Phase::Correctness && !report.failed()) {
+    if (pacer != nullptr) runner.set_pacer(pacer);
+    runner.benchmark();
+    if (pacer != nullptr && !report.failed()) pacer->done();
+  }
+  set_run_reason(options, report);
+}
+
 // One entry of --sweep's file.
 struct SweepItem {
   nlohmann::json template_params;
@@ -350,15 +366,10 @@ int run_sweep(Problem& problem, const Suite& suite, const Options& options, RunC
     runner.set_hidden_shapes(hidden);
     runner.set_case_cache(&cases);
     try {
-      if (o.phase != Phase::Benchmark) {
-        runner.correctness();
-        save(o, r);
-      }
-      if (o.phase != Phase::Correctness && !r.failed()) runner.benchmark();
+      run_phases(runner, o, r, nullptr);
     } catch (const std::exception& e) {
       r.fail(Status::Error, std::string("harness error: ") + e.what(), "internal");
     }
-    set_run_reason(o, r);
     r.finished = true;
     save(o, r);
     say(std::string("sweep result: ") + status_name(r.status) +
@@ -474,20 +485,10 @@ int run_protocol(const std::vector<std::string>& args, Problem& problem, const S
     return exit_code(report.status);
   }
   if (!options.sweep.empty()) return run_sweep(problem, suite, options, ctx, hidden, report);
-  if (options.phase != Phase::Benchmark) {
-    runner.correctness();
-    save(options, report);
-  }
-  if (options.phase != Phase::Correctness && !report.failed()) {
-    std::unique_ptr<Pacer> pacer;
-    if (!options.pace_in.empty()) {
-      pacer = std::make_unique<Pacer>(options.pace_in, options.pace_out);
-      runner.set_pacer(pacer.get());
-    }
-    runner.benchmark();
-    if (pacer && !report.failed()) pacer->done();
-  }
-  set_run_reason(options, report);
+  std::unique_ptr<Pacer> pacer;
+  if (!options.pace_in.empty() && options.phase != Phase::Correctness)
+    pacer = std::make_unique<Pacer>(options.pace_in, options.pace_out);
+  run_phases(runner, options, report, pacer.get());
   return exit_code(report.status);
 }
 
