@@ -35,6 +35,13 @@ TEST(EvalLog, SideBySideTableShowsThePairedReferenceBatches) {
   log = format_eval_log({&c, &ref, "", "", 6000});
   EXPECT_NE(log.find("== timing (median of cold samples)"), std::string::npos) << log;
   EXPECT_NE(log.find("5.0000       1.0000     5.00x"), std::string::npos) << log;
+  // Warm samples (eval_config.cold_samples: false) are called warm.
+  c.harness = {{"cold", false}};
+  log = format_eval_log({&c, &ref, "", "", 6000});
+  EXPECT_NE(log.find("== timing (median of warm samples)"), std::string::npos) << log;
+  c.harness = {{"cold", "no"}};  // not a boolean: no throw, read as the default
+  log = format_eval_log({&c, &ref, "", "", 6000});
+  EXPECT_NE(log.find("== timing (median of cold samples)"), std::string::npos) << log;
 }
 
 }  // namespace

@@ -54,16 +54,67 @@ bool has_flag(const nlohmann::json& kernel, const std::string& name, std::string
   return false;
 }
 
+// The geometric mean of the pairs' ratios (reference / candidate, probe left out) on the shape
+// with the shortest calls, where the work before a call matters most; 0 when it has no pairs.
+double shortest_shape_ratio(const nlohmann::json& kernel) {
+  const nlohmann::json* shortest = nullptr;
+  double shortest_ms = 0;
+  for (const auto& [shape, t] : kernel["runtimes"].items()) {
+    double ms = t.value("median_ms", 0.0);
+    if (shortest == nullptr || ms < shortest_ms) {
+      shortest = &t;
+      shortest_ms = ms;
+    }
+  }
+  if (shortest == nullptr || !shortest->contains("pairs")) return 0;
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  double log_sum = 0;
+  int pairs = 0;
+  for (const auto& p : (*shortest)["pairs"]) {
+    if (p.value("probe", false)) continue;
+    log_sum += std::log(median(p["reference_ms"].get<std::vector<double>>()) /
+                        median(p["candidate_ms"].get<std::vector<double>>()));
+    ++pairs;
+  }
+  return pairs >= 3 ? std::exp(log_sum / pairs) : 0;
+}
+
 }  // namespace
 
-// The same code on both sides of the side-by-side pairs, with one CPU hog running for the whole
-// job, reads near 1.00x with its interval. Default timing (cold samples, 2 s per shape). Issue
-// 9's target is +-2%; measured by bench/self_speedup.py it is not met yet (bench/README.md: up to
-// 11% off for one candidate in 15 on the 2-core VM), so this test holds the ratio to +-15% unless
-// its interval holds 1.00; the timing before side-by-side pairs failed that by far (0.31x and
-// 1.50x for this same code, 0.57x [0.37-0.87] in the first paired version).
-TEST(FaultsHog, ReferenceAgainstItselfStaysNearOneUnderAHog) {
+// The same code on both sides of the side-by-side pairs reads 1.00x, first on an idle machine,
+// then with one CPU hog running for the whole job.
+//
+// Idle, on the shortest shape (~0.15 ms a call), where the work before a call matters most: the
+// judge times the reference's batches while it holds every benchmark shape's cases and the
+// reference's outputs, so a cold call that evicted all of a process's buffers (not only its own)
+// made the judge's calls read 18-29% slower there than a candidate child's, and the reference's
+// own code 1.06-1.10x over all (0 of 5 intervals holding 1.00, 2-core VM). The idle job also
+// measures the host's copy bandwidth (kept in the cache for the second job): measured under the
+// hog it read low enough that honest calls beat twice it and were flagged faster_than_roofline.
+//
+// Under the hog, default timing (cold samples, 2 s per shape): issue 9's target is +-2%; measured
+// by bench/self_speedup.py it is met in 9 of 10 runs (bench/README.md), so this test holds the
+// ratio to +-15% unless its interval holds 1.00; the timing before side-by-side pairs failed that
+// by far (0.31x and 1.50x for this same code, 0.57x [0.37-0.87] in the first paired version).
+TEST(FaultsHog, ReferenceAgainstItselfReadsOneIdleAndNearOneUnderAHog) {
   Scratch s;
+  JobOutcome idle = s.run_job(
+      "idle_self",
+      {"eval", "task=" + example("reduction_cpp").string(), "job_name=idle_self",
+       "eval_config.time_budget=1", "eval_config.num_seeds=1", reference_as_candidate().string()},
+      240);
+  ASSERT_EQ(idle.cli.exit_code, 0) << idle.cli.output;
+  ASSERT_TRUE(idle.results.is_object()) << idle.cli.output;
+  ASSERT_EQ(idle.results["kernels"].size(), 1u);
+  const nlohmann::json& ik = idle.results["kernels"][0];
+  ASSERT_EQ(ik.value("verdict", 0), 5) << ik.value("reason", "");
+  double ratio = shortest_shape_ratio(ik);
+  EXPECT_GT(ratio, 0.9) << ik["runtimes"].dump();
+  EXPECT_LT(ratio, 1.1) << ik["runtimes"].dump();
+
   std::vector<std::string> args = {"eval",
                                    "task=" + example("reduction_cpp").string(),
                                    "job_name=hog_self",
@@ -96,56 +147,6 @@ TEST(FaultsHog, ReferenceAgainstItselfStaysNearOneUnderAHog) {
   bool holds = iv.value("lo", 0.0) <= 1.0 && iv["hi"].get<double>() >= 1.0;
   EXPECT_TRUE(near || holds) << iv.dump() << "\n" << k["runtimes"].dump();
   EXPECT_CONTAINS(job.cli.output, "x [");  // the progress line shows the interval
-}
-
-// With no hog, the same code on both sides reads 1.00x on the shortest shape too, where a call
-// is ~0.15 ms and the work before it matters most: the judge times the reference's batches while
-// it holds every benchmark shape's cases and the reference's outputs, so a cold call that
-// evicted all of a process's buffers (not only its own) made the judge's calls read 18-29%
-// slower on that shape than a candidate child's, and the reference's own code 1.06-1.10x over
-// all (0 of 5 intervals holding 1.00, 2-core VM). Serial, as the hog tests: nothing else runs.
-TEST(FaultsHog, ReferenceAgainstItselfOnAnIdleMachineReadsOneOnItsShortestShape) {
-  Scratch s;
-  std::vector<std::string> args = {"eval",
-                                   "task=" + example("reduction_cpp").string(),
-                                   "job_name=idle_self",
-                                   "eval_config.time_budget=1",
-                                   "eval_config.num_seeds=1",
-                                   reference_as_candidate().string()};
-  JobOutcome job = s.run_job("idle_self", args, 240);
-  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output;
-  ASSERT_TRUE(job.results.is_object()) << job.cli.output;
-  ASSERT_EQ(job.results["kernels"].size(), 1u);
-  const nlohmann::json& k = job.results["kernels"][0];
-  ASSERT_EQ(k.value("verdict", 0), 5) << k.value("reason", "");
-  ASSERT_TRUE(k.contains("speedup_interval") && k["speedup_interval"].is_object()) << k.dump();
-  // The shape with the shortest calls: the geometric mean of its pairs' ratios, probe left out.
-  const nlohmann::json* shortest = nullptr;
-  double shortest_ms = 0;
-  for (const auto& [shape, t] : k["runtimes"].items()) {
-    double ms = t.value("median_ms", 0.0);
-    if (shortest == nullptr || ms < shortest_ms) {
-      shortest = &t;
-      shortest_ms = ms;
-    }
-  }
-  ASSERT_NE(shortest, nullptr) << k.dump();
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  };
-  double log_sum = 0;
-  int pairs = 0;
-  for (const auto& p : (*shortest)["pairs"]) {
-    if (p.value("probe", false)) continue;
-    log_sum += std::log(median(p["reference_ms"].get<std::vector<double>>()) /
-                        median(p["candidate_ms"].get<std::vector<double>>()));
-    ++pairs;
-  }
-  ASSERT_GE(pairs, 3) << shortest->dump();
-  double ratio = std::exp(log_sum / pairs);
-  EXPECT_GT(ratio, 0.9) << shortest->dump();
-  EXPECT_LT(ratio, 1.1) << shortest->dump();
 }
 
 // As many hogs as cores: whenever the timed calls run, some task waits for a CPU, and the result
