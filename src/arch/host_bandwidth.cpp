@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/fs.h"
+#include "util/pressure.h"
 #include "util/strings.h"
 
 namespace kf {
@@ -116,7 +117,8 @@ double measure_copy_bandwidth_gbps() {
 }
 
 Result<HostBandwidth> host_copy_bandwidth(const fs::path& cache_dir, const std::string& key,
-                                          const BandwidthMeasurer& measure) {
+                                          const BandwidthMeasurer& measure,
+                                          const StallClock& stall) {
   HostBandwidth out;
   out.key = key;
   out.cache_file = cache_dir / kHostBandwidthFile;
@@ -129,12 +131,28 @@ Result<HostBandwidth> host_copy_bandwidth(const fs::path& cache_dir, const std::
     return out;
   }
 
+  const StallClock& stalled = stall ? stall : StallClock(read_cpu_pressure_total_us);
+  double stall_before = stalled();
+  auto started = std::chrono::steady_clock::now();
   double gbps = measure ? measure() : 0;
+  double wall_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - started).count();
+  double stall_after = stalled();
+  if (stall_before >= 0 && stall_after >= stall_before)
+    out.busy_share = std::min(1.0, (stall_after - stall_before) / std::max(wall_us, 1.0));
   if (!(gbps > 0) || !std::isfinite(gbps))
     return Result<HostBandwidth>::error(
         "could not measure the host's memory bandwidth (the 64 MiB copy test failed, likely out "
         "of memory); the CPU roofline check is off for this job");
   out.copy_gbps = gbps;
+  if (out.busy_share >= kBusyMeasurementPressure) {
+    out.cache_warning = strprintf(
+        "the host bandwidth was measured while other processes competed for the CPU (some task "
+        "waited %.0f%% of the time, /proc/pressure/cpu): it may read low and flag honest kernels "
+        "faster_than_roofline; used for this job only, not cached (measured again next job)",
+        100 * out.busy_share);
+    return out;
+  }
 
   // Other machines' entries are kept (a cache dir shared over a network file system).
   if (!cache.is_object() || cache.value("format", "") != kFormat ||
@@ -157,11 +175,13 @@ Result<HostBandwidth> host_copy_bandwidth(const fs::path& cache_dir) {
 }
 
 Result<std::string> apply_host_bandwidth(ArchProfile& arch, const fs::path& cache_dir,
-                                         const BandwidthMeasurer& measure) {
+                                         const BandwidthMeasurer& measure,
+                                         const StallClock& stall) {
   bool host = arch.vendor == "host" || arch.vendor == "local";
   if (!host || arch.dram_gbps > 0) return std::string();
   auto bw = host_copy_bandwidth(cache_dir, host_machine_key(),
-                                measure ? measure : BandwidthMeasurer(measure_copy_bandwidth_gbps));
+                                measure ? measure : BandwidthMeasurer(measure_copy_bandwidth_gbps),
+                                stall);
   if (!bw) return bw.status();
   arch.dram_gbps = kHostRooflineHeadroom * bw->copy_gbps;
   arch.description += strprintf(" (memory copy measured at %.1f GB/s)", bw->copy_gbps);

@@ -29,21 +29,33 @@ double measure_copy_bandwidth_gbps();
 
 // Returns GB/s; <= 0 when the measurement failed.
 using BandwidthMeasurer = std::function<double()>;
+// The machine's cumulative CPU stall time in microseconds (read_cpu_pressure_total_us, the
+// default); < 0 when unknown.
+using StallClock = std::function<double()>;
+
+// A measurement during which some task waited for a CPU this share of the time or more was taken
+// on a busy machine: the copy's threads shared cores, and it reads low (12.6 GB/s under one CPU
+// hog against 24.5 idle on the 2-core VM), low enough that honest kernels beat twice it and are
+// flagged faster_than_roofline. It is used for that job and not cached.
+constexpr double kBusyMeasurementPressure = 0.10;
 
 struct HostBandwidth {
   double copy_gbps = 0;
   bool from_cache = false;  // false: measured by this call
   std::string key;
   std::filesystem::path cache_file;
-  std::string cache_warning;  // non-empty: the result could not be cached (it still holds)
+  std::string cache_warning;  // non-empty: the result was not cached (it still holds)
+  double busy_share = -1;     // measured now: the share of its time some task waited for a CPU
 };
 
 // The copy bandwidth of the machine `key` names: read from <cache_dir>/host_bandwidth.json, or
 // measured with `measure` and written there when the file has no usable entry for `key` (another
 // machine, an unknown format version, a value that is not a positive number). An error only
-// when the measurement fails.
+// when the measurement fails. A measurement on a busy machine (kBusyMeasurementPressure, read
+// with `stall` around it) is returned, not cached, and says so in cache_warning.
 Result<HostBandwidth> host_copy_bandwidth(const std::filesystem::path& cache_dir,
-                                          const std::string& key, const BandwidthMeasurer& measure);
+                                          const std::string& key, const BandwidthMeasurer& measure,
+                                          const StallClock& stall = {});
 // This machine, measured with measure_copy_bandwidth_gbps().
 Result<HostBandwidth> host_copy_bandwidth(const std::filesystem::path& cache_dir);
 
@@ -53,6 +65,7 @@ Result<HostBandwidth> host_copy_bandwidth(const std::filesystem::path& cache_dir
 // OpenCL only on a CPU device such as PoCL). Returns a line for the job's log, "" when the
 // profile was left as it was. `measure` defaults to measure_copy_bandwidth_gbps.
 Result<std::string> apply_host_bandwidth(ArchProfile& arch, const std::filesystem::path& cache_dir,
-                                         const BandwidthMeasurer& measure = {});
+                                         const BandwidthMeasurer& measure = {},
+                                         const StallClock& stall = {});
 
 }  // namespace kf

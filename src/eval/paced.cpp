@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "proc/pause_group.h"
+#include "util/pressure.h"
 #include "util/strings.h"
 
 namespace kf {
@@ -46,27 +47,11 @@ struct PressureMark {
 
 PressureMark read_cpu_pressure() {
   PressureMark mark;
-  std::ifstream in("/proc/pressure/cpu");
-  std::stringstream text;
-  text << in.rdbuf();
-  mark.total_us = cpu_pressure_total_us(text.str());
+  mark.total_us = read_cpu_pressure_total_us();
   return mark;
 }
 
 }  // namespace
-
-double cpu_pressure_total_us(const std::string& text) {
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("some ", 0) != 0) continue;
-    std::size_t at = line.find(" total=");
-    if (at == std::string::npos) return -1;
-    double total = 0;
-    if (!parse_double(line.substr(at + 7), &total) || total < 0) return -1;
-    return total;
-  }
-  return -1;
-}
 
 bool parse_pace_boundary(const std::string& line, const std::string& nonce, PaceBoundary* out) {
   std::istringstream in(line);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "eval/paired.h"
+#include "util/pressure.h"  // cpu_pressure_total_us (paced_test)
 #include "util/status.h"
 
 namespace kf {
@@ -91,10 +92,6 @@ class PacedTiming {
   std::vector<std::string> suspicions_;
   double cpu_pressure_ = -1;
 };
-
-// The machine's cumulative CPU stall time ("some" total, microseconds) from a /proc/pressure/cpu
-// text; -1 when the text has none.
-double cpu_pressure_total_us(const std::string& text);
 
 // Splits a "kf-pace NONCE SHAPE BATCH ESTIMATE_MS [SAMPLE_MS ...]" line. False when it is not one
 // (or its nonce differs, or a number does not parse).
