@@ -65,15 +65,10 @@ std::string format_eval_log(const EvalLogInput& in) {
     if (!ends_with(out, "\n")) out += "\n";
   }
   std::string table = format_timing_table(r, in.reference);
-  // The harness says whether its samples were cold (caches flushed before each) or warm; its
-  // result file is the candidate's process's, so anything but a boolean there reads as cold.
-  bool cold = true;
-  if (r.harness.is_object())
-    if (auto it = r.harness.find("cold"); it != r.harness.end() && it->is_boolean()) cold = *it;
   if (!table.empty())
     out += std::string("\n== timing (") +
            (r.speedup_interval ? "side by side: the reference's batches next to the candidate's"
-            : cold             ? "median of cold samples"
+            : in.cold_samples  ? "median of cold samples"
                                : "median of warm samples") +
            ")\n" + table;
   if (!r.flags.empty()) {

@@ -13,6 +13,8 @@ struct EvalLogInput {
   std::string build_output;               // already cleaned
   std::string test_output;                // the harness's own summary (stdout+stderr)
   size_t max_chars = 6000;
+  // The job's eval_config.cold_samples: how the timing table's samples were taken.
+  bool cold_samples = true;
 };
 
 std::string format_eval_log(const EvalLogInput& input);

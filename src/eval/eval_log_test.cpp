@@ -36,11 +36,11 @@ TEST(EvalLog, SideBySideTableShowsThePairedReferenceBatches) {
   EXPECT_NE(log.find("== timing (median of cold samples)"), std::string::npos) << log;
   EXPECT_NE(log.find("5.0000       1.0000     5.00x"), std::string::npos) << log;
   // Warm samples (eval_config.cold_samples: false) are called warm.
-  c.harness = {{"cold", false}};
-  log = format_eval_log({&c, &ref, "", "", 6000});
+  log = format_eval_log({&c, &ref, "", "", 6000, false});
   EXPECT_NE(log.find("== timing (median of warm samples)"), std::string::npos) << log;
-  c.harness = {{"cold", "no"}};  // not a boolean: no throw, read as the default
-  log = format_eval_log({&c, &ref, "", "", 6000});
+  // The job's setting decides, not the candidate-written result file.
+  c.harness = {{"cold", false}};
+  log = format_eval_log({&c, &ref, "", "", 6000, true});
   EXPECT_NE(log.find("== timing (median of cold samples)"), std::string::npos) << log;
 }
 

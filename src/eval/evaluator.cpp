@@ -4,6 +4,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -51,6 +52,15 @@ EvalResult& not_evaluated(EvalResult& r, const std::string& cause) {
   r.speedup.reset();
   r.fitness = 0;
   return r;
+}
+
+// A child's reported timed samples must fit in the wall time measured around it (2% and 10 ms of
+// slack). When they do not: the flag's detail, naming the child as `who`.
+std::optional<std::string> samples_past_wall_time(double sampled_s, double wall_s,
+                                                  const char* who) {
+  if (sampled_s <= wall_s * 1.02 + 0.01) return std::nullopt;
+  return strprintf("%s reported %.3f s of timed samples but ran for only %.3f s", who, sampled_s,
+                   wall_s);
 }
 
 std::string fmt_num(double v) {
@@ -654,14 +664,10 @@ EvalResult Evaluator::build_and_run(const std::string& id,
     clean.strip_prefixes.push_back(run_dir.string());
   }
   // The child's reported sample times must fit in the wall time we measured around it.
-  if (options_.check_wall_time && result.harness.is_object()) {
-    double sampled_s = json_number(result.harness, "sampled_ms_total") / 1000.0;
-    if (sampled_s > proc.wall_s * 1.02 + 0.01)
-      add_flag(result, "reported_time_exceeds_wall_time",
-               strprintf("the test child reported %.3f s of timed samples but ran for only %.3f s",
-                         sampled_s, proc.wall_s),
-               true);
-  }
+  if (options_.check_wall_time && result.harness.is_object())
+    if (auto past = samples_past_wall_time(json_number(result.harness, "sampled_ms_total") / 1000.0,
+                                           proc.wall_s, "the test child"))
+      add_flag(result, "reported_time_exceeds_wall_time", *past, true);
   if (paced && result.verdict == kCorrect) {
     for (const std::string& s : paced->suspicions())
       add_flag(result, "batch_time_exceeds_wall_time", s, true);
@@ -707,8 +713,8 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   if (device) device.unlock();
   score(result);
   std::string test_output = clean_compiler_output(proc.output, clean);
-  result.eval_log =
-      format_eval_log({&result, reference(), build_log, test_output, options_.max_log_chars});
+  result.eval_log = format_eval_log({&result, reference(), build_log, test_output,
+                                     options_.max_log_chars, options_.cold_samples});
   // Binaries live in the cache; the candidate's directory keeps sources, result and log.
   fs::remove_all(build_dir, ec);
   return result;
@@ -782,20 +788,18 @@ void Evaluator::run_sweep_child(const fs::path& binary, const fs::path& src_dir,
       return;
     }
     score(e);
-    e.eval_log = format_eval_log({&e, reference(), "", "", options_.max_log_chars});
+    e.eval_log =
+        format_eval_log({&e, reference(), "", "", options_.max_log_chars, options_.cold_samples});
     out.push_back(std::move(e));
     if (!finished) break;
   }
   // The samples every combination reported must fit in the child's wall time together.
-  if (options_.check_wall_time && sampled_s > proc.wall_s * 1.02 + 0.01)
-    for (EvalResult& e : out) {
-      add_flag(e, "reported_time_exceeds_wall_time",
-               strprintf("the sweep's child reported %.3f s of timed samples but ran for only "
-                         "%.3f s",
-                         sampled_s, proc.wall_s),
-               true);
-      score(e);
-    }
+  if (options_.check_wall_time)
+    if (auto past = samples_past_wall_time(sampled_s, proc.wall_s, "the sweep's child"))
+      for (EvalResult& e : out) {
+        add_flag(e, "reported_time_exceeds_wall_time", *past, true);
+        score(e);
+      }
   result.verdict = out.empty() ? kRuntimeError : kCorrect;
   result.reason = strprintf("sweep: %zu of %zu combination(s) run in one child", out.size(),
                             extras.sweep.size());

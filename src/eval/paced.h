@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "eval/paired.h"
-#include "util/pressure.h"  // cpu_pressure_total_us (paced_test)
 #include "util/status.h"
 
 namespace kf {

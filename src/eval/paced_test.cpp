@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "harness/pace.h"
+#include "util/pressure.h"
 
 namespace kf {
 namespace {

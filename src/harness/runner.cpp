@@ -1328,10 +1328,17 @@ bool Runner::benchmark_shape(const Shape& shape) {
   return true;
 }
 
+namespace {
+// A benchmark case's key in Runner::CaseCache.
+std::string case_key(const Shape& shape, int seed) {
+  return shape.id() + "#" + std::to_string(seed);
+}
+}  // namespace
+
 std::unique_ptr<CaseState> Runner::take_case(const Shape& shape, int seed) {
-  std::string key = shape.id() + "#" + std::to_string(seed);
   if (case_cache_ != nullptr && dumping()) {
-    if (auto it = case_cache_->cases.find(key); it != case_cache_->cases.end()) {
+    auto it = case_cache_->cases.find(case_key(shape, seed));
+    if (it != case_cache_->cases.end()) {
       std::unique_ptr<CaseState> kept = std::move(it->second);
       case_cache_->cases.erase(it);  // back only after a run that leaves its inputs intact
       return kept;
@@ -1344,7 +1351,7 @@ std::unique_ptr<CaseState> Runner::take_case(const Shape& shape, int seed) {
 
 void Runner::keep_case(std::unique_ptr<CaseState> cs) {
   if (case_cache_ == nullptr || !dumping() || !cs) return;
-  case_cache_->cases[cs->shape.id() + "#" + std::to_string(cs->seed)] = std::move(cs);
+  case_cache_->cases[case_key(cs->shape, cs->seed)] = std::move(cs);
 }
 
 Runner::CallOutcome Runner::timed_call(CaseState& cs, Impl impl, int call, bool flush,
