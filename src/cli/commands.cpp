@@ -144,7 +144,7 @@ int cmd_eval(const std::vector<std::string>& args) {
 
 namespace {
 
-// The tuning results, fastest first: the combinations timed in full, then those the first pass
+// The tuning results, fastest first: the combinations timed side by side, then those the first pass
 // timed briefly, then those that failed or did not run.
 void print_tuning_table(const nlohmann::json& results, std::ostream& out) {
   if (!results.is_array() || results.empty()) return;
@@ -176,7 +176,7 @@ void print_tuning_table(const nlohmann::json& results, std::ostream& out) {
       what = std::string(verdict_name(r->value("verdict", 0)));
     } else {
       what = strprintf("%.3fx", (*r)["speedup"].get<double>()) +
-             (timing == "full"          ? " (timed in full, side by side)"
+             (timing == "full"          ? " (timed side by side)"
               : r->value("kept", false) ? " (first pass, brief timing; kept from the earlier tune)"
                                         : " (first pass, brief timing)");
     }
@@ -274,10 +274,10 @@ int cmd_tune(const std::vector<std::string>& args) {
                            k.name.c_str(), sample.c_str(),
                            runs > kTemplateFinalists
                                ? strprintf("checked and timed briefly, the %zu fastest correct "
-                                           "ones timed in full, side by side",
+                                           "ones timed side by side, the chosen one confirmed",
                                            kTemplateFinalists)
                                      .c_str()
-                               : "checked and timed in full, side by side");
+                               : "checked and timed side by side");
   }
   PosixProcessRunner runner;
   std::vector<Candidate> candidates;

@@ -199,6 +199,9 @@ struct RunExtras {
   // A templated kernel's first pass over its combinations: every check as usual, but a short
   // timing against the reference's job-start timing, not side by side (it only ranks them).
   bool short_timing = false;
+  // A share of eval_config.time_budget per shape for a side-by-side timing (a templated kernel's
+  // finalists, which only rank the fastest few of its first pass: half); 1 otherwise.
+  double budget_share = 1;
   // The first pass in one child (the harness's --sweep, with short timing): each combination's
   // template parameters, run in turn. `swept` receives a result per combination run, in order;
   // fewer than asked when the child stopped early (an error or a crash ends it after that

@@ -619,16 +619,19 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   extra.insert(extra.end(), extras.args.begin(), extras.args.end());
   if (extras.short_timing)
     for (std::string& a : short_timing_args(options_)) extra.push_back(std::move(a));
+  const double budget_s = options_.time_budget_s * extras.budget_share;
+  if (!extras.short_timing && extras.budget_share != 1)
+    extra.insert(extra.end(), {"--time-budget", fmt_num(budget_s)});
   // The candidate's timed calls in batches, each next to a batch of the reference's timed by the
   // judge (a speedup measured side by side): where the job has a judge.
   std::unique_ptr<PacedTiming> paced;
   if (role == Role::kCandidate && options_.paired_timing && !extras.short_timing && has_judge()) {
     PacedTiming::Options po;
-    po.shape_budget_s = options_.time_budget_s;
+    po.shape_budget_s = budget_s;
     // The least a shape takes is the probe and three pairs (seven batches): batches sized so that
     // fits the shape's budget where the budget is short (tests, quick jobs), 100 ms of wall time
     // and 25 ms of device time at most.
-    double fit_ms = std::max(options_.time_budget_s * 1e3 / 8, 2.0);
+    double fit_ms = std::max(budget_s * 1e3 / 8, 2.0);
     po.batch_wall_ms = std::min(po.batch_wall_ms, fit_ms);
     po.batch_target_ms = std::min(po.batch_target_ms, fit_ms);
     po.rel_halfwidth = 2 * options_.noise_target;

@@ -57,6 +57,9 @@ std::set<size_t> sample_combinations(size_t n, const std::map<size_t, std::strin
 constexpr size_t kFirstSweepChild = 4;
 constexpr size_t kMaxSweepChild = 64;
 constexpr double kSweepChildSeconds = 5;
+// The share of eval_config.time_budget per shape a finalist's side-by-side timing takes: it only
+// ranks the few fastest of the first pass; the chosen one is then timed with the whole budget.
+constexpr double kFinalistBudgetShare = 0.5;
 
 // The tune state (EvalOptions::TemplateTuning::state_dir): the first-pass entries of one kernel,
 // by label. Another kernel's state (another key) is not used.
@@ -240,9 +243,10 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
     }
     return true;
   };
-  auto run = [&](size_t i, const std::string& dir, bool short_timing) {
+  auto run = [&](size_t i, const std::string& dir, bool short_timing, double budget_share = 1) {
     extras.args = {"--template-params", combination_params(k, k.combinations[i]).dump()};
     extras.short_timing = short_timing;
+    extras.budget_share = budget_share;
     // The same sources each time: the first run builds, the others take the build from the cache.
     return absorb(i,
                   build_and_run(strprintf("%s/%s-%02zu", id.c_str(), dir.c_str(), i), sources, role,
@@ -288,7 +292,9 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
     return true;
   };
   // Many combinations: a first pass with a short timing ranks them (every check as usual), and
-  // only the fastest few are timed in full, side by side. Few: each is timed in full at once.
+  // only the fastest few are timed side by side, with a share of the time budget (they are only
+  // ranked again; the chosen one is confirmed with the whole budget). Few: each is timed side by
+  // side with the whole budget at once.
   const bool two_passes = sampled.size() > kTemplateFinalists;
   std::vector<size_t> finalists;
   size_t kept_used = 0;
@@ -409,7 +415,7 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
   if (!unbuildable) {
     for (size_t i : finalists) {
       if (stop()) return interrupted_result();
-      bool ok = run(i, "combo", false);
+      bool ok = run(i, "combo", false, two_passes ? kFinalistBudgetShare : 1);
       if (failure) return std::move(*failure);
       full.push_back(i);
       if (ok)
@@ -435,13 +441,15 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
   for (const auto& entry : results) correct += entry.value("verdict", -1) == kCorrect ? 1 : 0;
   for (size_t i : full) correct_full += runs[i]->verdict == kCorrect ? 1 : 0;
   // The fastest of several correct combinations is the luckiest of their noisy measurements (one
-  // more ticket per combination timed): the chosen one runs once more in a fresh child, and that
-  // run, not the one it was picked by, is the kernel's result.
+  // more ticket per combination timed): the chosen one runs once more in a fresh child, with the
+  // whole time budget, and that run, not the one it was picked by, is the kernel's result. So
+  // does a sole correct finalist, timed with a share of the budget only.
   std::string confirmation;
-  if (correct_full >= 2) {
+  if (correct_full >= 2 || (two_passes && correct_full == 1)) {
     extras.args = {"--template-params", results[best]["params"].dump()};
     extras.screened = true;
     extras.short_timing = false;
+    extras.budget_share = 1;
     EvalResult again = build_and_run(id + "/confirm", sources, role, false, extras);
     build_s += again.build_s;
     test_s += again.test_s;
@@ -466,7 +474,8 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
   r.template_params = results[best]["params"];
   std::string chosen = results[best]["label"].get<std::string>();
   std::string passes =
-      two_passes ? strprintf("; the %zu fastest in the first pass timed in full", full.size()) : "";
+      two_passes ? strprintf("; the %zu fastest in the first pass timed side by side", full.size())
+                 : "";
   if (!skipped.empty())
     passes += strprintf("; %zu skipped before running (over the device's limits)", skipped.size());
   size_t at_launch = 0;
@@ -495,8 +504,9 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
   std::string how = two_passes
                         ? strprintf(
                               "one build; each run on its own, first with a short timing, then the "
-                              "fastest %zu timed in full, side by side",
-                              full.size())
+                              "fastest %zu timed side by side with %.0f%% of the time budget "
+                              "each",
+                              full.size(), 100 * kFinalistBudgetShare)
                         : "one build, each run on its own";
   if (!state_note.empty()) how += "\n" + state_note;
   r.eval_log =

@@ -585,7 +585,7 @@ std::string template_results_text(const nlohmann::json& results) {
     line += std::string(verdict_name(verdict));
     if (r.contains("speedup") && r["speedup"].is_number())
       line += strprintf(", speedup %.3fx", r["speedup"].get<double>());
-    // Many combinations are first timed briefly; only the fastest few are timed in full.
+    // Many combinations are first timed briefly; only the fastest few are timed side by side.
     if (timing == "short" && verdict == kCorrect) line += " (short timing only)";
     if (r.value("chosen", false) && !r.contains("confirmed_verdict")) {
       line += " (chosen: the kernel's result)";

@@ -49,8 +49,8 @@ constexpr size_t kMaxTuneCombinations = 4096;
 std::string unbudgeted_space_problem(size_t n, size_t budget);
 
 // With more combinations than this, a first pass with a short timing ranks them all (each still
-// checked in full), and only this many of the fastest correct ones are timed in full, side by
-// side (evaluator_templated.cpp).
+// checked in full), and only this many of the fastest correct ones are timed side by side, with
+// half the time budget, the chosen one again with the whole budget (evaluator_templated.cpp).
 constexpr size_t kTemplateFinalists = 3;
 
 // Reads the dispatcher from a source file's text. nullopt: the code has no call of

@@ -5,6 +5,7 @@
 // and OCL / triton abort before any request reaches the server.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <optional>
 
 #include "e2e/cli_helpers.h"
@@ -92,7 +93,7 @@ TEST(SearchTemplated, EveryCombinationIsRunAndTheFastestCorrectOneChosen) {
   std::string label = (*chosen)["label"];
   EXPECT_CONTAINS(k.reason,
                   "templated: 3 of 4 combination(s) correct; the 3 fastest in the first pass "
-                  "timed in full; chosen " +
+                  "timed side by side; chosen " +
                       label);
   EXPECT_CONTAINS(k.eval_log, "lanes=16, tail=false: wrong values");
 
@@ -195,9 +196,10 @@ TEST(SearchTemplated, TuneChoosesTheFastestAndALaterJobStartsFromIt) {
   const KernelRecord& k = tuned.kernels[0];
   EXPECT_EQ(k.verdict, 5) << k.reason;
   EXPECT_TRUE(k.prompt.empty()) << "no LLM: no prompt";
-  EXPECT_CONTAINS(tuned.cli.output,
-                  "tuning templated.cpp: 4 combination(s) of row_sums; all checked and timed "
-                  "briefly, the 3 fastest correct ones timed in full, side by side");
+  EXPECT_CONTAINS(
+      tuned.cli.output,
+      "tuning templated.cpp: 4 combination(s) of row_sums; all checked and timed "
+      "briefly, the 3 fastest correct ones timed side by side, the chosen one confirmed");
   auto results = nlohmann::json::parse(k.template_results_json, nullptr, false);
   ASSERT_TRUE(results.is_array() && results.size() == 4u) << k.template_results_json;
   const nlohmann::json* chosen = nullptr;
@@ -222,6 +224,24 @@ TEST(SearchTemplated, TuneChoosesTheFastestAndALaterJobStartsFromIt) {
   EXPECT_CONTAINS(first, "<- chosen; confirmed at ");
   EXPECT_CONTAINS(rows, "lanes=16, tail=false");
   EXPECT_GT(rows.find("lanes=16, tail=false"), rows.find("tail=true")) << rows;
+
+  // The three finalists are timed with half the time budget per shape (0.05 s of the quick 0.1),
+  // the confirming run with all of it: the last --time-budget each child got.
+  std::map<std::string, std::string> budgets;  // run dir name -> budget
+  for (const auto& e : fs::recursive_directory_iterator(s.dir() / "runs" / "tuned" / "work")) {
+    if (e.path().filename() != "result.json" || e.path().parent_path().filename() != "run")
+      continue;
+    std::string dir = e.path().parent_path().parent_path().filename().string();
+    if (dir.rfind("combo-", 0) != 0 && dir != "confirm") continue;
+    auto result = nlohmann::json::parse(file_text(e.path()), nullptr, false);
+    ASSERT_TRUE(result.is_object() && result["argv"].is_array()) << e.path();
+    const nlohmann::json& argv = result["argv"];
+    for (size_t i = 0; i + 1 < argv.size(); ++i)
+      if (argv[i] == "--time-budget") budgets[dir] = argv[i + 1].get<std::string>();
+  }
+  ASSERT_EQ(budgets.size(), 4u) << nlohmann::json(budgets).dump();
+  for (const auto& [dir, budget] : budgets)
+    EXPECT_EQ(budget, dir == "confirm" ? "0.1" : "0.05") << dir;
 
   JobOutcome after =
       s.run_job("after", with_quick({"run", "task=" + example(kTask).string(), "job_name=after",
