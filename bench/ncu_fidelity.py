@@ -69,14 +69,17 @@ def shapes(binary):
     return [s["id"] for s in listing["benchmark_shapes"]]
 
 
-def harness_median(binary, shape, ref, workdir, warm=False):
+def harness_median(binary, shape, ref, workdir, warm=False, serial=False):
     out = os.path.join(workdir, "h.json")
     cmd = [binary, "--phase", "benchmark", "--shape", shape, "--out", out]
     if ref:
         cmd.append("--ref")
     if warm:
         cmd.append("--warm")
-    subprocess.run(cmd, check=True, capture_output=True, cwd=workdir)
+    env = dict(os.environ)
+    if serial:  # CUPTI's serialised kernel records instead of the concurrent ones
+        env["KF_HARNESS_CUPTI_SERIAL"] = "1"
+    subprocess.run(cmd, check=True, capture_output=True, cwd=workdir, env=env)
     with open(out) as f:
         stats = json.load(f)["stats"][shape]
     return stats["median_ms"], stats["n"]
@@ -123,10 +126,17 @@ def measure(args, task, binary, impl, kernel, ref, work, rows):
             "ncu_median_ms": nm, "ncu_launches": nn,
             "gap_pct": (statistics.mean([h1, h2]) - nm) / nm * 100,
         }
+        serial = ""
+        if args.serial_too:
+            s1, _ = harness_median(binary, shape, ref, work, warm, serial=True)
+            s2, _ = harness_median(binary, shape, ref, work, warm, serial=True)
+            row["serial_harness_median_ms"] = [s1, s2]
+            row["serial_gap_pct"] = (statistics.mean([s1, s2]) - nm) / nm * 100
+            serial = f"  serial {s1:9.4f} {s2:9.4f} ms gap {row['serial_gap_pct']:+.2f}%"
         rows.append(row)
         print(f"{task:13s} {impl:18s} {shape:24s} harness {h1:9.4f} {h2:9.4f} ms "
               f"(spread {row['repeat_spread_pct']:.2f}%)  ncu {nm:9.4f} ms  "
-              f"gap {row['gap_pct']:+.2f}%", flush=True)
+              f"gap {row['gap_pct']:+.2f}%{serial}", flush=True)
         with open(args.out, "w") as f:  # after every row: a cut-off run keeps its rows
             json.dump({"format": "kernelfoundry-ncu-fidelity", "rows": rows}, f, indent=1)
 
@@ -143,6 +153,9 @@ def main():
                     help="ncu's cache control; none also times the harness warm (--warm)")
     ap.add_argument("--only", default="", help="only tasks, kernels or candidate files naming this")
     ap.add_argument("--shape", default="", help="only the shapes whose id contains this")
+    ap.add_argument("--serial-too", action="store_true",
+                    help="also time with CUPTI's serialised kernel records "
+                         "(KF_HARNESS_CUPTI_SERIAL=1), against the same ncu run")
     args = ap.parse_args()
     rows = []
     work = tempfile.mkdtemp(prefix="kf_ncu_")

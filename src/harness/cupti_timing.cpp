@@ -322,10 +322,14 @@ bool CuptiTimer::load(const void* runtime_symbol) {
   // Enabled once for the life of the process, not around each call: on an H200 each enable made
   // the next launch about 100 us slower, which the events then saw. start()/stop() pick the
   // call's records by time instead.
-  for (CuptiKind kind : {kKindConcurrentKernel, kKindMemcpy, kKindMemset, kKindMemcpy2}) {
+  // KF_HARNESS_CUPTI_SERIAL=1 (a benchmark's comparison, docs/harness.md): the serialised kernel
+  // records instead, the launches one at a time as under Nsight Compute.
+  const char* serial = std::getenv("KF_HARNESS_CUPTI_SERIAL");
+  const CuptiKind kernels =
+      serial && *serial && std::strcmp(serial, "0") ? kKindKernel : kKindConcurrentKernel;
+  for (CuptiKind kind : {kernels, kKindMemcpy, kKindMemset, kKindMemcpy2}) {
     if (CuptiResult r = api.enable(kind); r != kSuccess) {
-      for (CuptiKind k : {kKindConcurrentKernel, kKindMemcpy, kKindMemset, kKindMemcpy2})
-        api.disable(k);
+      for (CuptiKind k : {kernels, kKindMemcpy, kKindMemset, kKindMemcpy2}) api.disable(k);
       return fail("cuptiActivityEnable(" + std::to_string(kind) + ")", r);
     }
   }
