@@ -419,7 +419,7 @@ EvalResult Evaluator::evaluate_templated(const std::string& id,
       if (failure) return std::move(*failure);
       full.push_back(i);
       if (ok)
-        say(strprintf("  full timing %zu/%zu  ", full.size(), finalists.size()) +
+        say(strprintf("  side by side %zu/%zu  ", full.size(), finalists.size()) +
             entry_line(results[i]));
       if (!ok) break;
     }

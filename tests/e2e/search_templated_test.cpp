@@ -63,8 +63,8 @@ TEST(SearchTemplated, EveryCombinationIsRunAndTheFastestCorrectOneChosen) {
   for (const auto& r : results) {
     ASSERT_TRUE(r["params"].is_object()) << r.dump();
     if (r.value("chosen", false)) chosen = &r;
-    // Four combinations: all are first timed briefly, and the fastest three correct ones in
-    // full; the choice is made among the full timings only.
+    // Four combinations: all are first timed briefly, and the fastest three correct ones
+    // side by side; the choice is made among those timings only.
     if (r["verdict"] == 5 && r["timing"] == "full" && r["speedup"].is_number() &&
         (fastest == nullptr || r["speedup"].get<double>() > (*fastest)["speedup"].get<double>()))
       fastest = &r;
@@ -378,7 +378,7 @@ TEST(SearchTemplated, TuneWithABudgetRunsASampleOfALargeSpace) {
   EXPECT_CONTAINS(k.reason,
                   "templated: 5 of 5 combination(s) drawn at random of 100 (tune.budget) correct");
   EXPECT_EQ(count_of(tuned.cli.output, "  first pass "), 5u) << tuned.cli.output;
-  EXPECT_EQ(count_of(tuned.cli.output, "  full timing "), 3u) << tuned.cli.output;
+  EXPECT_EQ(count_of(tuned.cli.output, "  side by side "), 3u) << tuned.cli.output;
   auto results = nlohmann::json::parse(k.template_results_json, nullptr, false);
   ASSERT_TRUE(results.is_array() && results.size() == 5u) << k.template_results_json;
   // Only the 5 drawn are built: the others' calls are typed with decltype, not instantiated.
