@@ -33,6 +33,13 @@ double json_number(const nlohmann::json& object, const char* key) {
   return std::isfinite(v) ? v : 0;
 }
 
+bool faster_on_a_busy_machine(const EvalResult& result) {
+  if (result.verdict != kCorrect || !result.speedup_interval) return false;
+  bool busy = false;
+  for (const auto& f : result.flags) busy = busy || json_text(f, "flag") == "machine_busy";
+  return busy && result.speedup_interval->lo > 1;
+}
+
 bool is_suspect_flag(const std::string& flag) {
   return flag == "faster_than_roofline" || flag == "device_time_exceeds_host_time" ||
          flag == "reported_time_exceeds_wall_time" || flag == "implausible_speedup" ||

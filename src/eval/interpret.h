@@ -28,6 +28,12 @@ double json_number(const nlohmann::json& object, const char* key);
 // Harness flags that mean a timing can't be trusted as a win.
 bool is_suspect_flag(const std::string& flag);
 
+// A correct result timed side by side on a busy machine (flag machine_busy) whose interval lies
+// wholly above 1: the one to measure again before it is called faster (Evaluator::evaluate).
+// Under load the scheduler can favour one side for a whole run, not per pair, so such an
+// interval is not the guarantee it is on an idle machine.
+bool faster_on_a_busy_machine(const EvalResult& result);
+
 // A result file a child wrote, as JSON; null when it is missing, not JSON or over 64 MiB (the
 // child may be a candidate's: its size is not trusted).
 nlohmann::json read_json_file(const std::filesystem::path& path);

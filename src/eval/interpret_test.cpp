@@ -125,3 +125,31 @@ TEST(Interpret, MalformedValuesInTheResultFileAreSkippedNotThrown) {
 }
 
 }  // namespace kf
+
+namespace kf {
+namespace {
+
+EvalResult side_by_side(double lo, double hi, bool busy) {
+  EvalResult r;
+  r.verdict = kCorrect;
+  r.speedup = (lo + hi) / 2;
+  r.speedup_interval = SpeedupInterval{*r.speedup, lo, hi, 0.95, 20};
+  if (busy) add_flag(r, "machine_busy", "some task waited for a CPU 40% of the time", false);
+  return r;
+}
+
+TEST(Interpret, OnlyAFasterIntervalOnABusyMachineIsMeasuredAgain) {
+  EXPECT_TRUE(faster_on_a_busy_machine(side_by_side(1.04, 1.31, true)));
+  EXPECT_FALSE(faster_on_a_busy_machine(side_by_side(1.04, 1.31, false)));  // idle: it stands
+  EXPECT_FALSE(faster_on_a_busy_machine(side_by_side(0.98, 1.10, true)));   // holds 1.00
+  EXPECT_FALSE(faster_on_a_busy_machine(side_by_side(0.84, 0.97, true)));   // slower
+  EvalResult wrong = side_by_side(1.5, 1.6, true);
+  wrong.verdict = kWrongValues;
+  EXPECT_FALSE(faster_on_a_busy_machine(wrong));
+  EvalResult alone = side_by_side(1.5, 1.6, true);
+  alone.speedup_interval.reset();  // not side by side: no interval to doubt
+  EXPECT_FALSE(faster_on_a_busy_machine(alone));
+}
+
+}  // namespace
+}  // namespace kf
