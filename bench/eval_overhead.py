@@ -91,7 +91,7 @@ def main():
                 steps.setdefault(key, []).append(value)
             elif key.startswith("benchmark."):
                 bench_steps.setdefault(key, []).append(value)
-            elif key.startswith(("device.", "host.")):
+            elif key.startswith(("device.", "host.", "process.")):
                 # The whole process's device operations and host fills, all phases together.
                 process_steps.setdefault(key, []).append(value)
     summary = {

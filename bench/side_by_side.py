@@ -702,9 +702,20 @@ def report(summary):
     return "\n".join(lines) + "\n"
 
 
+def evaluation_overhead(ours, theirs):
+    """Per candidate, the seconds spent outside the benchmark's own sampling: ours from the in-job
+    row (build, screen, correctness, check), theirs its wall time less its performance tests."""
+    row = ours.get("in_job") or {}
+    parts = [row.get(k) for k in ("build_s", "screen_s", "correctness_s", "check_s")]
+    mine = sum(x for x in parts if x) if row.get("build_s") is not None else None
+    perf = [v for k, v in (theirs.get("phases_s") or {}).items() if k.startswith("performance_")]
+    rest = theirs["wall_s"] - sum(perf) if theirs.get("wall_s") and perf else None
+    return mine, rest
+
+
 def ratio_lines(summary):
     """Theirs over ours per candidate: cold against cold, warm against warm and against in-job."""
-    cold, warm, job = [], [], []
+    cold, warm, job, overhead = [], [], [], []
     for c in summary["candidates"]:
         o, p = c.get("ours", {}), c.get("theirs") or {}
         if not p.get("wall_s"):
@@ -717,11 +728,19 @@ def ratio_lines(summary):
             warm.append(p["wall_s"] / o["warm_wall_s"])
         if o.get("in_job_s"):
             job.append(p["wall_s"] / o["in_job_s"])
+        mine, theirs = evaluation_overhead(o, p)
+        if mine and theirs:
+            overhead.append(theirs / mine)
     out = []
     for label, xs in (
         ("cold", cold),
         ("warm, one process each", warm),
         ("warm, against ours in-job", job),
+        (
+            "evaluation overhead (DESIGN.md section 12: theirs warm less its performance tests, "
+            "ours in-job build + screen + correctness + check)",
+            overhead,
+        ),
     ):
         if xs:
             out.append(

@@ -432,7 +432,24 @@ int run_protocol(const std::vector<std::string>& args, Problem& problem, const S
   set_template_params(ctx.template_params);
   save(options, report);  // says "stopped before it finished" until overwritten
 
+  // The device's release (buffers freed, context and profiler torn down) goes into
+  // phase_seconds as device.close: `closing` is declared before the device and `close_start`
+  // right after it, so the one is destroyed after the device and the other just before.
+  struct CloseTimer {
+    Report& report;
+    std::chrono::steady_clock::time_point start{};
+    ~CloseTimer() {
+      if (start.time_since_epoch().count() == 0) return;
+      report.phase_seconds.emplace_back(
+          "device.close",
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+  } closing{report};
   std::unique_ptr<Device> device;
+  struct CloseStart {
+    CloseTimer& timer;
+    ~CloseStart() { timer.start = std::chrono::steady_clock::now(); }
+  } close_start{closing};
   auto open_start = std::chrono::steady_clock::now();
   try {
     DeviceOptions device_options;
@@ -495,6 +512,7 @@ int run_protocol(const std::vector<std::string>& args, Problem& problem, const S
 }  // namespace
 
 int main(int argc, char** argv, Problem& problem, const Suite& suite) {
+  auto main_start = std::chrono::steady_clock::now();
   install_crash_handlers();
   // Past a file size limit (ulimit -f) a write then fails with EFBIG, which save() reports,
   // instead of SIGXFSZ killing the process with no word on why.
@@ -515,6 +533,11 @@ int main(int argc, char** argv, Problem& problem, const Suite& suite) {
   }
   if (options.help || options.list || options.serve) return code;
   report.finished = true;
+  // From main's start to the result's last write: the rest of the parent's view of this child is
+  // the process's start before main and its end after it.
+  report.phase_seconds.emplace_back(
+      "process.main",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - main_start).count());
   save(options, report);
   for (const Flag& f : report.flags) {
     say("flag " + f.flag + (f.count > 1 ? " (x" + std::to_string(f.count) + ")" : "") + ": " +

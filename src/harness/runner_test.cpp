@@ -242,6 +242,11 @@ TEST(HostRunner, BenchmarkTimesEveryShape) {
   EXPECT_GE(r.json["phase_seconds"]["benchmark.calls"].get<double>() * 1e3, total);
   EXPECT_LE(r.json["phase_seconds"]["benchmark.calls"].get<double>(),
             r.json["phase_seconds"]["benchmark"].get<double>());
+  // The whole process: main's own time covers the phase, and the device's release is timed.
+  ASSERT_TRUE(r.json["phase_seconds"].contains("process.main"));
+  ASSERT_TRUE(r.json["phase_seconds"].contains("device.close"));
+  EXPECT_GE(r.json["phase_seconds"]["process.main"].get<double>(),
+            r.json["phase_seconds"]["benchmark"].get<double>());
 }
 
 TEST(HostRunner, WrongAfterTimingLoopIsCaught) {
