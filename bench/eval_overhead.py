@@ -94,6 +94,10 @@ def main():
             elif key.startswith(("device.", "host.", "process.")):
                 # The whole process's device operations and host fills, all phases together.
                 process_steps.setdefault(key, []).append(value)
+        if "process.main" in phases:
+            # The test child's start before main and its end after it, as the parent saw them.
+            process_steps.setdefault("process.outside_main", []).append(
+                ks[i]["test_s"] - phases["process.main"])
     summary = {
         "format": "kernelfoundry-eval-overhead",
         "task": args.task,
