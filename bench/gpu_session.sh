@@ -22,11 +22,15 @@
 #   bash bench/gpu_session.sh tune       # kernelfoundry tune against Kernel Tuner on a 24-combination
 #                                        # CUDA SGEMM space (bench/tune_matmul.py; Kernel Tuner's
 #                                        # wheels carried in bench/wheels_kt, see bench/README.md)
+#   bash bench/gpu_session.sh serial     # CUPTI's serialised records against ncu, eval overhead
 #   bash bench/gpu_session.sh sbs        # side by side with the Python KernelFoundry 0.5.0
 #                                        # (bench/side_by_side.py; bench/wheels carried; SBS_ARGS
 #                                        # passes more arguments, e.g. "--budget-s 400 --py-max 2")
 set -uo pipefail
-stage=${1:?stage: validate, ncu, search, overhead, split, integrity, profile, archs, tune or sbs}
+# The install tree may travel packed (.dist_pack/dist.tgz, `tar czf .dist_pack/dist.tgz .dist`):
+# the whole .dist is larger than what the GPU machine's working tree may carry.
+[ -d .dist ] || [ ! -f .dist_pack/dist.tgz ] || tar xzf .dist_pack/dist.tgz
+stage=${1:?stage: validate, ncu, search, overhead, split, integrity, profile, archs, tune, serial or sbs}
 OUT=${OUT:-bench/results/h200}
 mkdir -p "$OUT"
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
@@ -182,7 +186,21 @@ case $stage in
     PYTHONPATH=$scratch/kt PYTHONUNBUFFERED=1 step python3 bench/tune_matmul.py --cli "$KF" \
       --out "$OUT/tune_matmul.json" > "$OUT/tune_matmul.txt" 2>&1
     ;;
+  serial)
+    # Issue 9 items 2 and 3: CUPTI's concurrent against its serialised kernel records, each against
+    # the same ncu run (softmax_cuda's kernels and candidates), then the per-candidate cost of both
+    # CUDA examples (5 candidates each; the test child's phase_seconds include device.close and
+    # process.main).
+    use_this_gpu
+    timeout 270 python3 bench/ncu_fidelity.py --prefix .dist --only softmax_cuda --serial-too \
+      --out "$OUT/ncu_fidelity_serial.json" > "$OUT/ncu_fidelity_serial.txt" 2>&1
+    for t in softmax_cuda matmul_cuda; do
+      timeout 130 python3 bench/eval_overhead.py --cli "$KF" --task examples/tasks/$t --n 5 \
+        --out "$OUT/eval_overhead_${t}.json" > "$OUT/eval_overhead_${t}.txt" 2>&1
+    done
+    ;;
   sbs)
+    use_this_gpu
     # Writes $OUT/side_by_side.{json,txt} and side_by_side_logs.tar.gz; about 8 minutes.
     PYTHONUNBUFFERED=1 step python3 bench/side_by_side.py --cli "$KF" --out "$OUT" ${SBS_ARGS:-} \
       > "$OUT/side_by_side_stdout.txt" 2>&1
