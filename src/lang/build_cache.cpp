@@ -5,6 +5,9 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -87,6 +90,53 @@ std::string without_repeated_lines(const std::string& text) {
   return out;
 }
 
+// nvcc's dry run lists the same steps for every compile of the same command up to the folder the
+// compile's paths lie under (a candidate's work folder: its src/ and build/): it never reads the
+// source. So a process keeps each listing with that folder as a placeholder, and a job runs the
+// dry run (a sandbox and nvcc's driver, 40-70 ms) once per distinct command, not per candidate.
+class DryRunMemo {
+ public:
+  // The folder of a compile whose output is FOLDER/build/obj/NAME.o and whose source lies under
+  // FOLDER too; empty when the step is laid out otherwise (then nothing is kept).
+  static std::string folder_of(const BuildStep& step) {
+    fs::path folder = step.output.parent_path().parent_path().parent_path();
+    std::string prefix = folder.string() + "/";
+    if (!folder.is_absolute() || std::distance(folder.begin(), folder.end()) < 3) return "";
+    bool source_inside = false;
+    for (std::size_t i = 0; i + 1 < step.argv.size(); ++i)
+      if (step.argv[i] == "-c") source_inside = step.argv[i + 1].rfind(prefix, 0) == 0;
+    return source_inside ? prefix : "";
+  }
+  static std::string key(const ProcessSpec& dry, const std::string& folder) {
+    std::string k;
+    for (const std::string& a : dry.argv) k += replace_all(a, folder, kMark) + '\n';
+    for (const auto& [name, value] : dry.env)
+      k += name + '=' + replace_all(value, folder, kMark) + '\n';
+    return k;
+  }
+  std::optional<std::string> find(const std::string& key, const std::string& folder) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = listings_.find(key);
+    if (it == listings_.end()) return std::nullopt;
+    return replace_all(it->second, kMark, folder);
+  }
+  void keep(const std::string& key, const std::string& folder, const std::string& listing) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (listings_.size() >= 256) listings_.clear();  // many distinct commands: a bound, not an LRU
+    listings_[key] = replace_all(listing, folder, kMark);
+  }
+
+ private:
+  static constexpr const char* kMark = "\x01kf-folder\x01/";
+  std::mutex mu_;
+  std::map<std::string, std::string> listings_;
+};
+
+DryRunMemo& dry_run_memo() {
+  static DryRunMemo memo;
+  return memo;
+}
+
 // One nvcc compile with its host and device sides side by side (nvcc_split.h). Whenever that
 // cannot be done, or a side fails, nvcc runs as planned: a compile error is then nvcc's own
 // message, said once.
@@ -118,9 +168,18 @@ ProcessResult run_nvcc_split(const BuildStep& step, const ProcessSpec& base,
   ProcessSpec dry = base;
   dry.argv = step.argv;
   dry.argv.insert(dry.argv.end(), {"--dryrun", "--keep", "--keep-dir", keep.string()});
-  ProcessResult listed = runner.run(sandboxed(std::move(dry), sandbox));
-  if (!listed.success()) return as_planned("nvcc --dryrun failed: " + listed.describe());
-  auto split = split_nvcc_steps(listed.output);
+  std::string folder = DryRunMemo::folder_of(step);
+  std::string memo_key = folder.empty() ? "" : DryRunMemo::key(dry, folder);
+  std::optional<std::string> listing;
+  if (!folder.empty()) listing = dry_run_memo().find(memo_key, folder);
+  if (!listing) {
+    ProcessResult listed = runner.run(sandboxed(std::move(dry), sandbox));
+    if (!listed.success()) return as_planned("nvcc --dryrun failed: " + listed.describe());
+    listing = listed.output;
+    if (!folder.empty() && split_nvcc_steps(*listing))
+      dry_run_memo().keep(memo_key, folder, *listing);
+  }
+  auto split = split_nvcc_steps(*listing);
   if (!split) return as_planned(split.message());
   if (split->module_id_file.parent_path() != keep)
     return as_planned("the module id file is outside " + keep.string());

@@ -1,10 +1,13 @@
 // Tests for the split nvcc build: regrouping a recorded nvcc 13 dry run, refusing shapes it does
 // not know, and (where nvcc is installed) real builds through run_build: an object that has the
-// kernel and its registration, and a compile error said once, in nvcc's own words.
+// kernel and its registration, a dry run listed once per command, and a compile error said once,
+// in nvcc's own words.
 #include "lang/nvcc_split.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <mutex>
 
 #include <gtest/gtest.h>
@@ -144,18 +147,27 @@ class NvccSplitBuild : public ::testing::Test {
   void TearDown() override {
     if (!dir_.empty()) fs::remove_all(dir_);
   }
-  BuildPlan plan(const std::string& key) const {
+  // A compile laid out as a candidate's: ROOT/src/k.cu into ROOT/build/obj/k.o.
+  BuildPlan plan(const std::string& key, const fs::path& root = {},
+                 const std::string& define = "-DKF_SPLIT_TEST") const {
+    fs::path dir = root.empty() ? dir_ : root;
     BuildPlan p;
     BuildStep compile;
     compile.label = "compile k.cu";
-    compile.output = dir_ / "build" / "obj" / "k.o";
-    compile.argv = {
-        nvcc_, "-std=c++17",           "-O3", "-arch=sm_90", "-c", (dir_ / "src" / "k.cu").string(),
-        "-o",  compile.output.string()};
+    compile.output = dir / "build" / "obj" / "k.o";
+    compile.argv = {nvcc_,
+                    "-std=c++17",
+                    "-O3",
+                    "-arch=sm_90",
+                    define,
+                    "-c",
+                    (dir / "src" / "k.cu").string(),
+                    "-o",
+                    compile.output.string()};
     compile.cache_key = "obj-" + key;
     compile.nvcc_split = true;
     p.compiles.push_back(compile);
-    p.binary = dir_ / "build" / "k.a";
+    p.binary = dir / "build" / "k.a";
     p.link.label = "archive";
     p.link.argv = {"ar", "rcs", p.binary.string(), compile.output.string()};
     p.link.cache_key = "bin-" + key;
@@ -192,6 +204,32 @@ TEST_F(NvccSplitBuild, BuildsAnObjectWithTheKernelAndItsRegistration) {
   EXPECT_EQ(runner.ran("/k.o"), 0u);
   // The temporaries are gone.
   EXPECT_FALSE(fs::exists(dir_ / "build" / "obj" / "k.o.nvcc"));
+}
+
+TEST_F(NvccSplitBuild, TheDryRunIsListedOncePerCommandAndReusedInAnotherFolder) {
+  // A define no other test uses: this process has listed no such command yet.
+  std::string define = "-DKF_DRY_RUN_MEMO=" + std::to_string(::getpid()) +
+                       std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  RecordingRunner runner;
+  for (const char* candidate : {"t01_b00", "t01_b01"}) {
+    fs::path root = dir_ / "work" / candidate;
+    fs::create_directories(root / "src");
+    ASSERT_TRUE(write_file(root / "src" / "k.cu", std::string("__global__ void kf_") + candidate +
+                                                      "(float* x) { x[threadIdx.x] += 1.f; }\n"));
+    BuildLimits l = limits();
+    l.sandbox.read_only_paths.push_back(root / "src");
+    BuildOutcome out = run_build(plan(candidate, root, define), dir_ / "cache", l, runner);
+    ASSERT_TRUE(out.ok) << out.error << "\n" << out.output;
+    // Each object is its own source's, built by the two sides from its own folder's listing.
+    auto object = read_file(dir_ / "cache" / "obj" / (std::string("obj-") + candidate + ".o"));
+    ASSERT_TRUE(object.is_ok());
+    EXPECT_NE(object->find(std::string("kf_") + candidate), std::string::npos);
+    EXPECT_FALSE(fs::exists(root / "build" / "obj" / "k.o.nvcc"));
+  }
+  EXPECT_EQ(runner.ran("k.o.nvcc"), 1u);  // the dry run (its last word is the keep folder)
+  EXPECT_EQ(runner.ran("host.sh"), 2u);
+  EXPECT_EQ(runner.ran("final.sh"), 2u);
+  EXPECT_EQ(runner.ran("/k.o"), 0u);  // never nvcc as a whole
 }
 
 TEST_F(NvccSplitBuild, ACompileErrorIsNvccsOwnMessageOnce) {
