@@ -22,7 +22,7 @@
 #   bash bench/gpu_session.sh tune       # kernelfoundry tune against Kernel Tuner on a 24-combination
 #                                        # CUDA SGEMM space (bench/tune_matmul.py; Kernel Tuner's
 #                                        # wheels carried in bench/wheels_kt, see bench/README.md)
-#   bash bench/gpu_session.sh serial     # CUPTI's serialised records against ncu, eval overhead
+#   bash bench/gpu_session.sh serial     # CUPTI's serialised and concurrent records against ncu, eval overhead
 #   bash bench/gpu_session.sh sbs        # side by side with the Python KernelFoundry 0.5.0
 #                                        # (bench/side_by_side.py; bench/wheels carried; SBS_ARGS
 #                                        # passes more arguments, e.g. "--budget-s 400 --py-max 2")
@@ -187,12 +187,12 @@ case $stage in
       --out "$OUT/tune_matmul.json" > "$OUT/tune_matmul.txt" 2>&1
     ;;
   serial)
-    # Issue 9 items 2 and 3: CUPTI's concurrent against its serialised kernel records, each against
+    # Issue 9 items 2 and 3: CUPTI's serialised (the default) and concurrent kernel records, each against
     # the same ncu run (softmax_cuda's kernels and candidates), then the per-candidate cost of both
     # CUDA examples (5 candidates each; the test child's phase_seconds include device.close and
     # process.main).
     use_this_gpu
-    timeout 270 python3 bench/ncu_fidelity.py --prefix .dist --only softmax_cuda --serial-too \
+    timeout 270 python3 bench/ncu_fidelity.py --prefix .dist --only softmax_cuda --concurrent-too \
       --out "$OUT/ncu_fidelity_serial.json" > "$OUT/ncu_fidelity_serial.txt" 2>&1
     for t in softmax_cuda matmul_cuda; do
       timeout 130 python3 bench/eval_overhead.py --cli "$KF" --task examples/tasks/$t --n 5 \

@@ -322,11 +322,12 @@ bool CuptiTimer::load(const void* runtime_symbol) {
   // Enabled once for the life of the process, not around each call: on an H200 each enable made
   // the next launch about 100 us slower, which the events then saw. start()/stop() pick the
   // call's records by time instead.
-  // KF_HARNESS_CUPTI_SERIAL=1 (a benchmark's comparison, docs/harness.md): the serialised kernel
-  // records instead, the launches one at a time as under Nsight Compute.
+  // The serialised kernel records (kernels one at a time, as under Nsight Compute): on an H100
+  // the concurrent ones read short kernels 8-11% below ncu's gpu__time_duration, these within 3%
+  // (bench/README.md). KF_HARNESS_CUPTI_SERIAL=0 takes the concurrent ones (docs/harness.md).
   const char* serial = std::getenv("KF_HARNESS_CUPTI_SERIAL");
   const CuptiKind kernels =
-      serial && *serial && std::strcmp(serial, "0") ? kKindKernel : kKindConcurrentKernel;
+      serial && std::strcmp(serial, "0") == 0 ? kKindConcurrentKernel : kKindKernel;
   for (CuptiKind kind : {kernels, kKindMemcpy, kKindMemset, kKindMemcpy2}) {
     if (CuptiResult r = api.enable(kind); r != kSuccess) {
       for (CuptiKind k : {kernels, kKindMemcpy, kKindMemset, kKindMemcpy2}) api.disable(k);
