@@ -122,6 +122,7 @@ case $stage in
       > "$OUT/build_steps.txt" 2>&1
     ;;
   integrity)
+    use_this_gpu
     # Writes $OUT/integrity_cuda.txt; its exit status says whether every verdict was as expected.
     OUT=$OUT KF=$KF step bash bench/gpu_integrity.sh > "$OUT/integrity_stdout.txt" 2>&1
     ;;
