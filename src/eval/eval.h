@@ -202,6 +202,9 @@ struct RunExtras {
   // A share of eval_config.time_budget per shape for a side-by-side timing (a templated kernel's
   // finalists, which only rank the fastest few of its first pass: half); 1 otherwise.
   double budget_share = 1;
+  // A second measurement of a candidate called faster on a busy machine: the first run's figure,
+  // said by the result's informative flag confirmed_on_busy_machine (and so in its eval log).
+  std::string busy_first_run;
   // The first pass in one child (the harness's --sweep, with short timing): each combination's
   // template parameters, run in turn. `swept` receives a result per combination run, in order;
   // fewer than asked when the child stopped early (an error or a crash ends it after that

@@ -714,6 +714,8 @@ EvalResult Evaluator::build_and_run(const std::string& id,
     remeasure_if_suspect(result, build.binary, src_dir, run_dir, extras.args);
   }
   if (device) device.unlock();
+  if (!extras.busy_first_run.empty())
+    add_flag(result, "confirmed_on_busy_machine", extras.busy_first_run, false);
   score(result);
   std::string test_output = clean_compiler_output(proc.output, clean);
   result.eval_log = format_eval_log({&result, reference(), build_log, test_output,
@@ -1069,7 +1071,12 @@ EvalResult Evaluator::evaluate(const std::string& candidate_id,
   // kernel's result is already such a confirming run.)
   if (!templated->has_value() && role == Role::kCandidate && faster_on_a_busy_machine(result)) {
     const SpeedupInterval first = *result.speedup_interval;
-    EvalResult again = build_and_run(candidate_id + "/busy-confirm", changed, role, false);
+    RunExtras confirm;
+    confirm.busy_first_run = strprintf(
+        "the first side-by-side measurement read %.3fx [%.3f-%.3f] while the machine "
+        "was busy; this result is a second one, in a fresh child",
+        first.speedup, first.lo, first.hi);
+    EvalResult again = build_and_run(candidate_id + "/busy-confirm", changed, role, false, confirm);
     if (!again.environment_error.empty()) {
       result = std::move(again);  // the machine failed: no figure, as for any run
     } else {
@@ -1077,16 +1084,7 @@ EvalResult Evaluator::evaluate(const std::string& candidate_id,
       again.test_s += result.test_s;
       again.screen_s += result.screen_s;
       again.check_s += result.check_s;
-      add_flag(again, "confirmed_on_busy_machine",
-               strprintf("the first side-by-side measurement read %.3fx [%.3f-%.3f] while the "
-                         "machine was busy; this result is a second one, in a fresh child",
-                         first.speedup, first.lo, first.hi),
-               false);
       score(again);
-      again.eval_log += strprintf(
-          "\nconfirmed_on_busy_machine: a first side-by-side measurement read %.3fx [%.3f-%.3f] "
-          "on a busy machine; the figures above are a second one\n",
-          first.speedup, first.lo, first.hi);
       result = std::move(again);
     }
   }
