@@ -23,6 +23,7 @@
 #                                        # CUDA SGEMM space (bench/tune_matmul.py; Kernel Tuner's
 #                                        # wheels carried in bench/wheels_kt, see bench/README.md)
 #   bash bench/gpu_session.sh serial     # CUPTI's serialised and concurrent records against ncu, eval overhead
+#   bash bench/gpu_session.sh verify     # CUPTI tests, timing-related integrity cases, matmul vs ncu
 #   bash bench/gpu_session.sh sbs        # side by side with the Python KernelFoundry 0.5.0
 #                                        # (bench/side_by_side.py; bench/wheels carried; SBS_ARGS
 #                                        # passes more arguments, e.g. "--budget-s 400 --py-max 2")
@@ -30,7 +31,7 @@ set -uo pipefail
 # The install tree may travel packed (.dist_pack/dist.tgz, `tar czf .dist_pack/dist.tgz .dist`):
 # the whole .dist is larger than what the GPU machine's working tree may carry.
 [ -d .dist ] || [ ! -f .dist_pack/dist.tgz ] || tar xzf .dist_pack/dist.tgz
-stage=${1:?stage: validate, ncu, search, overhead, split, integrity, profile, archs, tune, serial or sbs}
+stage=${1:?stage: validate, ncu, search, overhead, split, integrity, profile, archs, tune, serial, verify or sbs}
 OUT=${OUT:-bench/results/h200}
 mkdir -p "$OUT"
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
@@ -199,6 +200,19 @@ case $stage in
       timeout 130 python3 bench/eval_overhead.py --cli "$KF" --task examples/tasks/$t --n 5 \
         --out "$OUT/eval_overhead_${t}.json" > "$OUT/eval_overhead_${t}.txt" 2>&1
     done
+    ;;
+  verify)
+    # The checks the serialised-records default (2026-12-07) still lacks on a GPU, in one call of
+    # about 5 minutes: the CUPTI tests, the timing-related adversarial and honest candidates, and
+    # matmul_cuda's kernels against ncu both ways.
+    use_this_gpu
+    step .dist/bin/gpu_cupti_test > "$OUT/gpu_cupti_test.txt" 2>&1
+    ONLY="adv_private_stream.cu adv_host_thread.cu adv_device_clock.cu adv_event_interpose.cu \
+adv_memcpy_precomputed.cu adv_timed_less_work.cu honest_warp_vec4.cu honest_block_smem.cu \
+honest_tiled32.cu honest_regblock.cu" TIME_LIMIT=200 OUT=$OUT KF=$KF \
+      step bash bench/gpu_integrity.sh > "$OUT/integrity_stdout.txt" 2>&1
+    timeout 150 python3 bench/ncu_fidelity.py --prefix .dist --only matmul_cuda --concurrent-too \
+      --out "$OUT/ncu_fidelity_matmul.json" > "$OUT/ncu_fidelity_matmul.txt" 2>&1
     ;;
   sbs)
     use_this_gpu
