@@ -93,7 +93,8 @@ std::string without_repeated_lines(const std::string& text) {
 // nvcc's dry run lists the same steps for every compile of the same command up to the folder the
 // compile's paths lie under (a candidate's work folder: its src/ and build/): it never reads the
 // source. So a process keeps each listing with that folder as a placeholder, and a job runs the
-// dry run (a sandbox and nvcc's driver, 40-70 ms) once per distinct command, not per candidate.
+// dry run (a sandbox and nvcc's driver, about 40 ms on a 2-core machine) once per distinct
+// command, not per candidate.
 class DryRunMemo {
  public:
   // The folder of a compile whose output is FOLDER/build/obj/NAME.o and whose source lies under
