@@ -173,15 +173,16 @@ ProcessResult run_nvcc_split(const BuildStep& step, const ProcessSpec& base,
   std::string memo_key = folder.empty() ? "" : DryRunMemo::key(dry, folder);
   std::optional<std::string> listing;
   if (!folder.empty()) listing = dry_run_memo().find(memo_key, folder);
-  if (!listing) {
+  const bool listed_now = !listing;
+  if (listed_now) {
     ProcessResult listed = runner.run(sandboxed(std::move(dry), sandbox));
     if (!listed.success()) return as_planned("nvcc --dryrun failed: " + listed.describe());
-    listing = listed.output;
-    if (!folder.empty() && split_nvcc_steps(*listing))
-      dry_run_memo().keep(memo_key, folder, *listing);
+    listing = std::move(listed.output);
   }
   auto split = split_nvcc_steps(*listing);
   if (!split) return as_planned(split.message());
+  // Kept only once it splits: a listing the split refuses is listed (and refused) again.
+  if (listed_now && !folder.empty()) dry_run_memo().keep(memo_key, folder, *listing);
   if (split->module_id_file.parent_path() != keep)
     return as_planned("the module id file is outside " + keep.string());
   std::string source = step.label.substr(step.label.rfind(' ') + 1);
