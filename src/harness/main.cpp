@@ -432,24 +432,21 @@ int run_protocol(const std::vector<std::string>& args, Problem& problem, const S
   set_template_params(ctx.template_params);
   save(options, report);  // says "stopped before it finished" until overwritten
 
-  // The device's release (buffers freed, context and profiler torn down) goes into
-  // phase_seconds as device.close: `closing` is declared before the device and `close_start`
-  // right after it, so the one is destroyed after the device and the other just before.
+  std::unique_ptr<Device> device;
+  // The device object's release (its own buffers and events; a CUDA context and CUPTI stay until
+  // the process exits), timed as device.close in phase_seconds: declared right after the device, so
+  // on every return it is destroyed last but for the device, and releases it itself.
   struct CloseTimer {
     Report& report;
-    std::chrono::steady_clock::time_point start{};
+    std::unique_ptr<Device>& device;
     ~CloseTimer() {
-      if (start.time_since_epoch().count() == 0) return;
+      auto start = std::chrono::steady_clock::now();
+      device.reset();
       report.phase_seconds.emplace_back(
           "device.close",
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
-  } closing{report};
-  std::unique_ptr<Device> device;
-  struct CloseStart {
-    CloseTimer& timer;
-    ~CloseStart() { timer.start = std::chrono::steady_clock::now(); }
-  } close_start{closing};
+  } closing{report, device};
   auto open_start = std::chrono::steady_clock::now();
   try {
     DeviceOptions device_options;
