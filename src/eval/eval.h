@@ -30,6 +30,7 @@ struct ScreenResult;         // eval/screen.h
 class ReferenceTimingCache;  // eval/reference_timing.h
 struct ReferenceTimingKey;
 struct ReferenceTimingEntry;
+class PacedTiming;  // eval/paced.h
 
 struct EvalOptions {
   Language language = Language::kCpp;
@@ -304,6 +305,15 @@ class Evaluator {
                                  std::vector<std::string> notes);
   // The reference binary's benchmark phase with the job's settings, its timings into `ref`.
   Status retime_reference(EvalResult& ref);
+  // A candidate run's side-by-side timing (eval/paced.h), its harness options appended to
+  // `harness_args`: null where the job times unpaired (paired_timing off, no judge) or the FIFOs
+  // cannot be made (the run then reads against the reference's timing at job start).
+  std::unique_ptr<PacedTiming> start_paced(const std::filesystem::path& run_dir, double budget_s,
+                                           std::vector<std::string>& harness_args);
+  // After a correct candidate run with `paced` finished: its pairs into `result` with the flags
+  // they raise (batches past the wall time, reported samples that differ from the batches, a busy
+  // machine) or, where the paced benchmark did not finish, not_side_by_side.
+  void take_pairs(EvalResult& result, const PacedTiming& paced) const;
   // `run_args`: the run's own arguments (a templated kernel's --template-params).
   void remeasure_if_suspect(EvalResult& result, const std::filesystem::path& binary,
                             const std::filesystem::path& src_dir,
