@@ -24,7 +24,12 @@ constexpr const char* kHostBandwidthFile = "host_bandwidth.json";
 std::string host_machine_key();
 
 // GB/s of a 64 MiB memcpy split over the hardware threads (at most 32), counting the bytes read
-// and written; the best of 3 copies after one to place the pages. About 0.1-0.3 s.
+// and written; the best of 3 copies after one to place the pages. A copy's time is its slowest
+// thread's CPU time (at least half the wall time), so a copy thread that waited for a CPU held by
+// another process does not read as slow memory: by the wall clock one CPU hog on the 2-core VM
+// took 24.5 GB/s down to 12.6, low enough that honest kernels beat twice it; by CPU time the
+// same hog reads 30-38 GB/s against 24-29 idle (a thread that ran alone had the memory to
+// itself). About 0.1-0.3 s.
 double measure_copy_bandwidth_gbps();
 
 // Returns GB/s; <= 0 when the measurement failed.
@@ -34,9 +39,9 @@ using BandwidthMeasurer = std::function<double()>;
 using StallClock = std::function<double()>;
 
 // A measurement during which some task waited for a CPU this share of the time or more was taken
-// on a busy machine: the copy's threads shared cores, and it reads low (12.6 GB/s under one CPU
-// hog against 24.5 idle on the 2-core VM), low enough that honest kernels beat twice it and are
-// flagged faster_than_roofline. It is used for that job and not cached.
+// on a busy machine: the copy's threads shared cores and the memory, so it is not the idle
+// machine's figure (by CPU time it reads up to ~1.4x high; measured by another measurer it may
+// read low). It is used for that job and not cached.
 constexpr double kBusyMeasurementPressure = 0.10;
 
 struct HostBandwidth {

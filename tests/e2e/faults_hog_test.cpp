@@ -120,8 +120,9 @@ ShapeRatio shortest_shape_ratio(const nlohmann::json& kernel) {
 // reference's outputs, so a cold call that evicted all of a process's buffers (not only its own)
 // made the judge's calls read 18-29% slower there than a candidate child's, and the reference's
 // own code 1.06-1.10x over all (0 of 5 intervals holding 1.00, 2-core VM). The idle job also
-// measures the host's copy bandwidth (kept in the cache for the second job): measured under the
-// hog it read low enough that honest calls beat twice it and were flagged faster_than_roofline.
+// measures the host's copy bandwidth (kept in the cache for the second job): timed by the wall
+// clock under the hog it read low enough that honest calls beat twice it and were flagged
+// faster_than_roofline (it is timed by the copy threads' CPU time now, arch/host_bandwidth.h).
 //
 // Under the hog, default timing (cold samples, 2 s per shape): issue 9's target is +-2%; measured
 // by bench/self_speedup.py it is met in 9 of 10 runs (bench/README.md), so this test holds the
