@@ -56,6 +56,25 @@ bool has_flag(const nlohmann::json& kernel, const std::string& name, std::string
   return false;
 }
 
+// The job's one kernel, which must have passed (verdict 5); null, with the failure said, when the
+// job failed, wrote no results.json, evaluated another number of kernels or this one failed.
+const nlohmann::json* one_correct_kernel(const JobOutcome& job) {
+  if (job.cli.exit_code != 0 || !job.results.is_object()) {
+    ADD_FAILURE() << "exit " << job.cli.exit_code << "\n" << job.cli.output;
+    return nullptr;
+  }
+  if (job.results["kernels"].size() != 1) {
+    ADD_FAILURE() << job.results["kernels"].size() << " kernels, not 1\n" << job.cli.output;
+    return nullptr;
+  }
+  const nlohmann::json& k = job.results["kernels"][0];
+  if (k.value("verdict", 0) != 5) {
+    ADD_FAILURE() << "verdict " << k.value("verdict", 0) << ": " << k.value("reason", "");
+    return nullptr;
+  }
+  return &k;
+}
+
 // The pairs' ratios (reference / candidate, probe left out) on the shape with the shortest
 // calls, where the work before a call matters most: their geometric mean and a ~95% interval of
 // it (Student's t over the pairs' log ratios); n is 0 when the shape has fewer than three pairs.
@@ -135,11 +154,9 @@ TEST(FaultsHog, ReferenceAgainstItselfReadsOneIdleAndNearOneUnderAHog) {
       {"eval", "task=" + example("reduction_cpp").string(), "job_name=idle_self",
        "eval_config.time_budget=1", "eval_config.num_seeds=1", reference_as_candidate().string()},
       240);
-  ASSERT_EQ(idle.cli.exit_code, 0) << idle.cli.output;
-  ASSERT_TRUE(idle.results.is_object()) << idle.cli.output;
-  ASSERT_EQ(idle.results["kernels"].size(), 1u);
-  const nlohmann::json& ik = idle.results["kernels"][0];
-  ASSERT_EQ(ik.value("verdict", 0), 5) << ik.value("reason", "");
+  const nlohmann::json* ik_ptr = one_correct_kernel(idle);
+  ASSERT_NE(ik_ptr, nullptr);
+  const nlohmann::json& ik = *ik_ptr;
   // Within 10%, or (where this machine's other work made one run unable to tell) an interval
   // holding 1.00; the eviction bias this guards against read 18-29% off over ~15 tight pairs,
   // which fails both.
@@ -160,11 +177,9 @@ TEST(FaultsHog, ReferenceAgainstItselfReadsOneIdleAndNearOneUnderAHog) {
   Hogs hogs(1);
   ASSERT_EQ(hogs.size(), 1u);
   JobOutcome job = s.run_job("hog_self", args, 240);
-  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output;
-  ASSERT_TRUE(job.results.is_object()) << job.cli.output;
-  ASSERT_EQ(job.results["kernels"].size(), 1u);
-  const nlohmann::json& k = job.results["kernels"][0];
-  ASSERT_EQ(k.value("verdict", 0), 5) << k.value("reason", "");
+  const nlohmann::json* k_ptr = one_correct_kernel(job);
+  ASSERT_NE(k_ptr, nullptr);
+  const nlohmann::json& k = *k_ptr;
   // Measured side by side, with its interval reported.
   ASSERT_TRUE(k.contains("speedup_interval") && k["speedup_interval"].is_object()) << k.dump();
   const nlohmann::json& iv = k["speedup_interval"];
@@ -195,11 +210,9 @@ TEST(FaultsHog, BusyMachineIsSaidWithTheSpeedup) {
   args.push_back(reference_as_candidate().string());
   Hogs hogs(int(std::max(2u, std::thread::hardware_concurrency())));
   JobOutcome job = s.run_job("hog_busy", args, 240);
-  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output;
-  ASSERT_TRUE(job.results.is_object()) << job.cli.output;
-  ASSERT_EQ(job.results["kernels"].size(), 1u);
-  const nlohmann::json& k = job.results["kernels"][0];
-  ASSERT_EQ(k.value("verdict", 0), 5) << k.value("reason", "");
+  const nlohmann::json* k_ptr = one_correct_kernel(job);
+  ASSERT_NE(k_ptr, nullptr);
+  const nlohmann::json& k = *k_ptr;
   ASSERT_TRUE(k.contains("speedup_interval")) << k.dump();
   std::string detail;
   ASSERT_TRUE(has_flag(k, "machine_busy", &detail)) << k.dump();
@@ -283,11 +296,9 @@ TEST(FaultsHog, FlaggedResultIsRemeasuredSideBySide) {
       {"eval", "task=" + example("reduction_cpp").string(), "job_name=remeasure",
        "eval_config.num_seeds=1", candidate("reduction_cpp", "slow_when_remeasured.cpp").string()},
       240);
-  ASSERT_EQ(job.cli.exit_code, 0) << job.cli.output;
-  ASSERT_TRUE(job.results.is_object()) << job.cli.output;
-  ASSERT_EQ(job.results["kernels"].size(), 1u);
-  const nlohmann::json& k = job.results["kernels"][0];
-  ASSERT_EQ(k.value("verdict", 0), 5) << k.value("reason", "");
+  const nlohmann::json* k_ptr = one_correct_kernel(job);
+  ASSERT_NE(k_ptr, nullptr);
+  const nlohmann::json& k = *k_ptr;
   std::string detail;
   ASSERT_TRUE(has_flag(k, "remeasured", &detail)) << k.dump();
   EXPECT_CONTAINS(detail, "the first measurement was flagged");
