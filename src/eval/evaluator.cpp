@@ -44,6 +44,24 @@ constexpr uintmax_t kMaxResultFileBytes = 64u << 20;
 // shows most of the time.
 constexpr double kBusyCpuPressure = 0.10;
 
+// The harness's timing and checking switches (KF_HARNESS_*) are never passed to a candidate's
+// child (the sandbox's environment has none): one the candidate's process reports was set there
+// by its own code before main (an environment string rewritten in place, e.g. to take CUPTI's
+// concurrent records or drop the guard bytes). Suspect: the run's figures are not the harness's.
+void flag_env_switches(EvalResult& result, const nlohmann::json& harness_result) {
+  if (!harness_result.is_object()) return;
+  auto it = harness_result.find("env_switches");
+  if (it == harness_result.end() || !it->is_array() || it->empty()) return;
+  std::string names;
+  for (const auto& v : *it)
+    if (v.is_string()) names += (names.empty() ? "" : ", ") + v.get<std::string>().substr(0, 80);
+  add_flag(result, "harness_switch_set",
+           "the candidate's process had " + names +
+               " in its environment, which the evaluator never passes to a candidate: code in "
+               "the process set it before main",
+           true);
+}
+
 // Marks `r` as not evaluated for a fault of the machine (see EvalResult::environment_error).
 EvalResult& not_evaluated(EvalResult& r, const std::string& cause) {
   r.environment_error = cause;
@@ -633,6 +651,7 @@ EvalResult Evaluator::build_and_run(const std::string& id,
   result.test_s = proc.wall_s;
   nlohmann::json harness_result = read_json_file(out_file);
   interpret_test_run(proc, harness_result, result);
+  if (role == Role::kCandidate) flag_env_switches(result, harness_result);
   if (std::string env = test_run_environment_fault(proc, harness_result,
                                                    role == Role::kCandidate ? run_dir : fs::path());
       !env.empty()) {
@@ -739,6 +758,7 @@ void Evaluator::run_sweep_child(const fs::path& binary, const fs::path& src_dir,
     EvalResult e;
     e.dir = dirs[i];
     interpret_test_run(own, r, e);
+    flag_env_switches(e, r);
     sampled_s += json_number(r, "sampled_ms_total") / 1000.0;
     if (e.verdict == kCorrect) check_outputs(e, dirs[i] / "outputs", dirs[i], "all");
     if (!e.environment_error.empty()) {
@@ -863,6 +883,7 @@ void Evaluator::remeasure_if_suspect(EvalResult& r, const fs::path& binary, cons
   EvalResult again;
   nlohmann::json harness_result = read_json_file(out_file);
   interpret_test_run(proc, harness_result, again);
+  flag_env_switches(again, harness_result);
   if (paced && again.verdict == kCorrect) take_pairs(again, *paced);
   if (!judge_binary_.empty() && again.verdict == kCorrect)
     check_outputs(again, dump_dir, work_dir, "benchmark");

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -26,6 +27,8 @@
 #ifndef KF_HARNESS_VERSION
 #define KF_HARNESS_VERSION "0.1.0"
 #endif
+
+extern char** environ;
 
 namespace kernelfoundry {
 
@@ -517,6 +520,8 @@ int main(int argc, char** argv, Problem& problem, const Suite& suite) {
   Report report;
   Options options;
   for (int i = 0; i < argc; ++i) report.argv.emplace_back(argv[i]);
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e)
+    if (std::strncmp(*e, "KF_HARNESS_", 11) == 0) report.env_switches.emplace_back(*e);
   std::vector<std::string> args(report.argv.begin() + (argc > 0 ? 1 : 0), report.argv.end());
   int code;
   try {

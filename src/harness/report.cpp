@@ -140,6 +140,7 @@ std::string report_json(const Report& r) {
   j["params"] = parse_or_text(r.params_json);
   j["template_params"] = parse_or_text(r.template_params_json);
   j["argv"] = r.argv;
+  j["env_switches"] = r.env_switches;
 
   Json cases = Json::array();
   for (const CaseRecord& c : r.cases) cases.push_back(case_json(c));

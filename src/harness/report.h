@@ -59,6 +59,10 @@ struct Report {
   std::vector<std::pair<std::string, std::string>> device_info;
   std::string benchmark;
   std::vector<std::string> argv;
+  // The KF_HARNESS_* variables set in this process's environment when main began (name=value):
+  // the evaluator never passes them to a candidate, so one here was put there by the evaluator
+  // itself (a sanitizer pass) or by code that ran before main.
+  std::vector<std::string> env_switches;
   std::string params_json = "{}";
   std::string template_params_json = "{}";
   bool cold = true;

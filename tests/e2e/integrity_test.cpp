@@ -93,6 +93,7 @@ const std::vector<Candidate>& adversarial() {
       {"reduction_cpp", "adv_system_write.cpp", {"system"}},
       // Invented by attacking the defences of the plan.
       {"reduction_cpp", "adv_constructor_argv.cpp", {"constructor", "outside tolerance", "rows="}},
+      {"reduction_cpp", "adv_env_switch.cpp", {"KF_HARNESS_NO_GUARD_BYTES", "harness_switch_set"}},
       {"reduction_cpp", "adv_symbol_memcmp.cpp", {"memcmp", "bcmp", "modified input"}},
       {"reduction_cpp", "adv_fake_pass_stdout.cpp", {"outside tolerance", "printf"}},
       {"reduction_cpp", "adv_fake_env_error.cpp", {"_exit", "exit"}},
