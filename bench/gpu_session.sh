@@ -24,6 +24,8 @@
 #                                        # wheels carried in bench/wheels_kt, see bench/README.md)
 #   bash bench/gpu_session.sh serial     # CUPTI's serialised and concurrent records against ncu, eval overhead
 #   bash bench/gpu_session.sh verify     # CUPTI tests, timing-related integrity cases, matmul vs ncu
+#   bash bench/gpu_session.sh self       # the softmax reference against itself: two jobs of 6
+#                                        # copies (each copy's per-shape ratios), then eval overhead
 #   bash bench/gpu_session.sh sbs        # side by side with the Python KernelFoundry 0.5.0
 #                                        # (bench/side_by_side.py; bench/wheels carried; SBS_ARGS
 #                                        # passes more arguments, e.g. "--budget-s 400 --py-max 2")
@@ -31,7 +33,7 @@ set -uo pipefail
 # The install tree may travel packed (.dist_pack/dist.tgz, `tar czf .dist_pack/dist.tgz .dist`):
 # the whole .dist is larger than what the GPU machine's working tree may carry.
 [ -d .dist ] || [ ! -f .dist_pack/dist.tgz ] || tar xzf .dist_pack/dist.tgz
-stage=${1:?stage: validate, ncu, search, overhead, split, integrity, profile, archs, tune, serial, verify or sbs}
+stage=${1:?stage: validate, ncu, search, overhead, split, integrity, profile, archs, tune, serial, verify, self or sbs}
 OUT=${OUT:-bench/results/h200}
 mkdir -p "$OUT"
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
@@ -55,6 +57,7 @@ use_this_gpu() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
   nvcc --version | tail -1
   g++ --version | head -1
+  lscpu | grep -E "^(Model name|CPU\(s\)):"
   ldd "$KF" | grep -i "not found"
 } > "$OUT/machine_$stage.txt" 2>&1
 
@@ -98,6 +101,7 @@ case $stage in
     # Per-candidate cost of the CUDA examples, this tree against an older install tree in $OLD
     # (e.g. a commit before a change, built by make_dist.sh and unpacked there), alternating
     # old and new per task so drift of the machine hits both alike.
+    use_this_gpu
     for t in ${TASKS:-softmax_cuda matmul_cuda}; do
       for round in ${ROUNDS:-1 2}; do
         if [ -n "${OLD:-}" ]; then
@@ -213,6 +217,17 @@ honest_tiled32.cu honest_regblock.cu" TIME_LIMIT=200 OUT=$OUT KF=$KF \
       step bash bench/gpu_integrity.sh > "$OUT/integrity_stdout.txt" 2>&1
     timeout 150 python3 bench/ncu_fidelity.py --prefix .dist --only matmul_cuda --concurrent-too \
       --out "$OUT/ncu_fidelity_matmul.json" > "$OUT/ncu_fidelity_matmul.txt" 2>&1
+    ;;
+  self)
+    # Issue 9 item 1 on the GPU (+-0.5%): two jobs, so two judge processes, of six copies each.
+    use_this_gpu
+    for round in 1 2; do
+      timeout 120 python3 bench/self_speedup.py --cli "$KF" --task examples/tasks/softmax_cuda \
+        --candidate bench/candidates/softmax_cuda_reference_as_candidate.cu --n 6 \
+        --out "$OUT/self_speedup_softmax_cuda_$round.json" > "$OUT/self_speedup_softmax_cuda_$round.txt" 2>&1
+    done
+    timeout 130 python3 bench/eval_overhead.py --cli "$KF" --task examples/tasks/softmax_cuda --n 5 \
+      --out "$OUT/eval_overhead_softmax_cuda.json" > "$OUT/eval_overhead_softmax_cuda.txt" 2>&1
     ;;
   sbs)
     use_this_gpu

@@ -15,6 +15,7 @@ Usage, from the repository root:
 """
 import argparse
 import json
+import math
 import multiprocessing
 import os
 import statistics
@@ -69,8 +70,17 @@ def main():
     rows = []
     for k in results["kernels"]:
         iv = k.get("speedup_interval")
+        # Each shape's own paired ratio (reference over candidate: the geometric mean over its pairs
+        # of the batches' medians, the probe pair left out): which shape a copy's lean comes from.
+        shapes = {}
+        for shape, t in (k.get("runtimes") or {}).items():
+            logs = [math.log(statistics.median(b["reference_ms"]) / statistics.median(b["candidate_ms"]))
+                    for b in t.get("pairs", [])
+                    if not b.get("probe") and b["candidate_ms"] and b["reference_ms"]]
+            if logs:
+                shapes[shape] = {"speedup": math.exp(statistics.mean(logs)), "pairs": len(logs)}
         rows.append({"label": k.get("label"), "verdict": k.get("verdict"),
-                     "speedup": k.get("speedup"), "interval": iv,
+                     "speedup": k.get("speedup"), "interval": iv, "shapes": shapes,
                      "flags": [f.get("flag") for f in k.get("flags", [])]})
     speedups = [r["speedup"] for r in rows if r["speedup"]]
     summary = {
@@ -91,6 +101,10 @@ def main():
     line = ", ".join(
         f"{r['speedup']:.3f}x" + (f" [{r['interval']['lo']:.3f}-{r['interval']['hi'] or float('inf'):.3f}]"
                                   if r["interval"] else "") for r in rows if r["speedup"])
+    for r in rows:
+        if r["shapes"]:
+            print(f"  {r['label']}: " + ", ".join(f"{k} {v['speedup']:.4f}x ({v['pairs']} pairs)"
+                                             for k, v in sorted(r["shapes"].items())))
     print(f"{args.task} vs itself, {args.hogs} hog(s): {line}; median {summary['median_speedup']}, "
           f"max |error| {summary['max_abs_error']}, intervals holding 1.00: "
           f"{summary['intervals_holding_1']} of {len(rows)}; job wall {wall:.1f} s")
