@@ -26,6 +26,8 @@
 #   bash bench/gpu_session.sh verify     # CUPTI tests, timing-related integrity cases, matmul vs ncu
 #   bash bench/gpu_session.sh self       # the softmax reference against itself: two jobs of 6
 #                                        # copies (each copy's per-shape ratios), then eval overhead
+#   bash bench/gpu_session.sh placement  # does a kernel's time move with where its buffers lie
+#                                        # (bench/placement_probe.cu, three processes)
 #   bash bench/gpu_session.sh sbs        # side by side with the Python KernelFoundry 0.5.0
 #                                        # (bench/side_by_side.py; bench/wheels carried; SBS_ARGS
 #                                        # passes more arguments, e.g. "--budget-s 400 --py-max 2")
@@ -33,7 +35,7 @@ set -uo pipefail
 # The install tree may travel packed (.dist_pack/dist.tgz, `tar czf .dist_pack/dist.tgz .dist`):
 # the whole .dist is larger than what the GPU machine's working tree may carry.
 [ -d .dist ] || [ ! -f .dist_pack/dist.tgz ] || tar xzf .dist_pack/dist.tgz
-stage=${1:?stage: validate, ncu, search, overhead, split, integrity, profile, archs, tune, serial, verify, self or sbs}
+stage=${1:?stage: validate, ncu, search, overhead, split, integrity, profile, archs, tune, serial, verify, self, placement or sbs}
 OUT=${OUT:-bench/results/h200}
 mkdir -p "$OUT"
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
@@ -228,6 +230,13 @@ honest_tiled32.cu honest_regblock.cu" TIME_LIMIT=200 OUT=$OUT KF=$KF \
     done
     timeout 130 python3 bench/eval_overhead.py --cli "$KF" --task examples/tasks/softmax_cuda --n 5 \
       --out "$OUT/eval_overhead_softmax_cuda.json" > "$OUT/eval_overhead_softmax_cuda.txt" 2>&1
+    ;;
+  placement)
+    nvcc -std=c++17 -O3 -arch=native -Iexamples/tasks/softmax_cuda -o "$scratch/probe" \
+      bench/placement_probe.cu > "$OUT/placement_probe.txt" 2>&1
+    for seed in 1 2 3; do
+      echo "### process $seed"; "$scratch/probe" 8 30 "$seed"
+    done >> "$OUT/placement_probe.txt" 2>&1
     ;;
   sbs)
     use_this_gpu
