@@ -71,7 +71,8 @@ def main():
     for k in results["kernels"]:
         iv = k.get("speedup_interval")
         # Each shape's own paired ratio (reference over candidate: the geometric mean over its pairs
-        # of the batches' medians, the probe pair left out): which shape a copy's lean comes from.
+        # of the batches' medians, the probe pair left out, no outlier rule: the eval log's table has
+        # the evaluator's own figures): which shape a copy's lean comes from.
         shapes = {}
         for shape, t in (k.get("runtimes") or {}).items():
             logs = [math.log(statistics.median(b["reference_ms"]) / statistics.median(b["candidate_ms"]))

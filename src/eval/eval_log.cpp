@@ -2,6 +2,7 @@
 #include "eval/eval_log.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "util/strings.h"
@@ -17,27 +18,38 @@ double median_of(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// An interval to three decimals: the table's ratios are compared at the half-percent level.
+std::string interval3(const SpeedupInterval& s) {
+  if (!std::isfinite(s.hi)) return strprintf("[%.3f-inf]", s.lo);
+  return strprintf("[%.3f-%.3f]", s.lo, s.hi);
+}
+
 }  // namespace
 
 std::string format_timing_table(const EvalResult& c, const EvalResult* ref) {
   if (c.timings.empty()) return "";
   // Timed side by side: each shape's reference figure and speedup are those of the batches
-  // paired with the candidate's (the job-start timing of the reference is another time window).
+  // paired with the candidate's (the job-start timing of the reference is another time window),
+  // with that shape's interval and its number of pairs: a ratio is shown with its noise.
   std::map<std::string, const ShapePairs*> paired;
   if (c.speedup_interval)
     for (const ShapePairs& s : c.pairs) paired[s.shape] = &s;
-  std::string out = strprintf("%-28s %12s %12s %9s %6s\n", "shape", "reference ms", "candidate ms",
-                              "speedup", "n");
+  std::string out = strprintf("%-28s %12s %12s %9s %13s %5s %6s\n", "shape", "reference ms",
+                              "candidate ms", "speedup", "95% interval", "pairs", "n");
   for (const auto& [shape, t] : c.timings) {
     double r = 0;
-    std::string speed = "-";
+    std::string speed = "-", interval = "-", pairs = "-";
     if (auto it = paired.find(shape); it != paired.end()) {
       std::vector<double> samples;
       for (const BatchPair& b : it->second->batches)
         if (!b.probe) samples.insert(samples.end(), b.reference_ms.begin(), b.reference_ms.end());
       r = median_of(std::move(samples));
       SpeedupInterval s = shape_speedup(it->second->batches);
-      if (s.speedup > 0) speed = strprintf("%.2fx", s.speedup);
+      if (s.speedup > 0) {
+        speed = strprintf("%.2fx", s.speedup);
+        interval = interval3(s);
+        pairs = strprintf("%d", s.batches);
+      }
     } else {
       if (ref) {
         auto found = ref->timings.find(shape);
@@ -46,10 +58,16 @@ std::string format_timing_table(const EvalResult& c, const EvalResult* ref) {
       if (r > 0 && t.median_ms > 0) speed = strprintf("%.2fx", r / t.median_ms);
     }
     std::string rs = r > 0 ? strprintf("%.4f", r) : "-";
-    out += strprintf("%-28s %12s %12.4f %9s %6d\n", shape.c_str(), rs.c_str(), t.median_ms,
-                     speed.c_str(), t.n);
+    out += strprintf("%-28s %12s %12.4f %9s %13s %5s %6d\n", shape.c_str(), rs.c_str(), t.median_ms,
+                     speed.c_str(), interval.c_str(), pairs.c_str(), t.n);
   }
-  if (c.speedup) out += strprintf("geometric-mean speedup: %.3fx\n", *c.speedup);
+  if (c.speedup) {
+    out += strprintf("geometric-mean speedup: %.3fx", *c.speedup);
+    if (c.speedup_interval)
+      out += strprintf(" %s (95%% interval, %d pairs over all shapes)",
+                       interval3(*c.speedup_interval).c_str(), c.speedup_interval->batches);
+    out += "\n";
+  }
   return out;
 }
 

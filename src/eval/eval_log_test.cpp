@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/strings.h"
+
 namespace kf {
 namespace {
 
@@ -23,10 +25,39 @@ TEST(EvalLog, SideBySideTableShowsThePairedReferenceBatches) {
   c.speedup = c.speedup_interval->speedup;
   std::string log = format_eval_log({&c, &ref, "", "", 6000});
   EXPECT_NE(log.find("== timing (side by side"), std::string::npos) << log;
-  EXPECT_NE(log.find("n=1                                2.0000       1.0000     2.00x      6"),
+  // The shape's interval and its pairs beside the ratio (both pairs read 2.00: zero width).
+  EXPECT_NE(log.find("n=1                                2.0000       1.0000     2.00x "
+                     "[2.000-2.000]     2      6"),
             std::string::npos)
       << log;
-  EXPECT_NE(log.find("geometric-mean speedup: 2.000x"), std::string::npos) << log;
+  EXPECT_NE(log.find("geometric-mean speedup: 2.000x [2.000-2.000] (95% interval, 2 pairs over "
+                     "all shapes)"),
+            std::string::npos)
+      << log;
+
+  // Pairs that disagree give an interval around their mean; a shape with one pair has no bound.
+  ShapePairs noisy{"n=2", {}};
+  noisy.batches.push_back({{1.0}, {1.1}});
+  noisy.batches.push_back({{1.0}, {0.9}});
+  noisy.batches.push_back({{1.0}, {1.0}});
+  ShapePairs lone{"n=3", {}};
+  lone.batches.push_back({{1.0}, {3.0}});
+  c.timings["n=2"].median_ms = 1.0;
+  c.timings["n=3"].median_ms = 1.0;
+  c.pairs = {s, noisy, lone};
+  c.speedup_interval = paired_speedup(c.pairs);
+  c.speedup = c.speedup_interval->speedup;
+  log = format_eval_log({&c, &ref, "", "", 6000});
+  SpeedupInterval n2 = shape_speedup(noisy.batches);
+  ASSERT_LT(n2.lo, 1.0);
+  ASSERT_GT(n2.hi, 1.0);
+  EXPECT_NE(log.find(strprintf("[%.3f-%.3f]     3", n2.lo, n2.hi)), std::string::npos) << log;
+  EXPECT_NE(log.find("3.00x   [0.000-inf]     1"), std::string::npos) << log;
+  EXPECT_NE(log.find("[0.000-inf] (95% interval, 6 pairs over all shapes)"), std::string::npos)
+      << log;
+  c.timings.erase("n=2");
+  c.timings.erase("n=3");
+  c.pairs = {s};
 
   // Not side by side: against the reference's own timing.
   c.pairs.clear();
