@@ -23,13 +23,13 @@
 #include "reference.cu"
 #include "softmax.cu"
 
-#define CHECK(x)                                                                       \
-  do {                                                                                 \
-    cudaError_t e = (x);                                                               \
-    if (e != cudaSuccess) {                                                            \
+#define CHECK(x)                                                                      \
+  do {                                                                                \
+    cudaError_t e = (x);                                                              \
+    if (e != cudaSuccess) {                                                           \
       std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
+      std::exit(1);                                                                   \
+    }                                                                                 \
   } while (0)
 
 namespace {
@@ -115,7 +115,8 @@ int main(int argc, char** argv) {
   void* flush = nullptr;
   CHECK(cudaMalloc(&flush, flush_bytes));
   const Shape shapes[] = {{4096, 1024}, {8192, 4096}, {1024, 32768}};
-  for (Shape s : shapes) probe("reference", softmax_reference, s, allocs, rounds, rng, flush, flush_bytes);
+  for (Shape s : shapes)
+    probe("reference", softmax_reference, s, allocs, rounds, rng, flush, flush_bytes);
   probe("naive", softmax_forward, {4096, 1024}, allocs, rounds / 3 + 1, rng, flush, flush_bytes);
   probe("naive", softmax_forward, {8192, 4096}, allocs, rounds / 3 + 1, rng, flush, flush_bytes);
   CHECK(cudaFree(flush));
