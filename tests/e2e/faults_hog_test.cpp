@@ -149,22 +149,32 @@ ShapeRatio shortest_shape_ratio(const nlohmann::json& kernel) {
 // by far (0.31x and 1.50x for this same code, 0.57x [0.37-0.87] in the first paired version).
 TEST(FaultsHog, ReferenceAgainstItselfReadsOneIdleAndNearOneUnderAHog) {
   Scratch s;
-  JobOutcome idle = s.run_job(
-      "idle_self",
-      {"eval", "task=" + example("reduction_cpp").string(), "job_name=idle_self",
-       "eval_config.time_budget=1", "eval_config.num_seeds=1", reference_as_candidate().string()},
-      240);
-  const nlohmann::json* ik_ptr = one_correct_kernel(idle);
-  ASSERT_NE(ik_ptr, nullptr);
-  const nlohmann::json& ik = *ik_ptr;
   // Within 10%, or (where this machine's other work made one run unable to tell) an interval
   // holding 1.00; the eviction bias this guards against read 18-29% off over ~15 tight pairs,
-  // which fails both.
-  ShapeRatio shortest = shortest_shape_ratio(ik);
-  ASSERT_GT(shortest.n, 0) << ik["runtimes"].dump();
-  bool near_one = shortest.ratio > 0.9 && shortest.ratio < 1.1;
-  bool holds_one = shortest.lo <= 1.0 && shortest.hi >= 1.0;
-  EXPECT_TRUE(near_one || holds_one) << shortest.dump() << "\n" << ik["runtimes"].dump();
+  // which fails both. A second idle job is run only when the first fails both: a bias repeats
+  // in every job, while on a VM whose neighbours move a plain loop's time by +-25% (2026-12-07:
+  // 0.84 [0.77-0.92] over 9 pairs once) one job's 9 pairs can exclude 1.00 by chance.
+  std::string idle_detail;
+  bool idle_ok = false;
+  for (int attempt = 1; attempt <= 2 && !idle_ok; ++attempt) {
+    std::string name = "idle_self" + std::to_string(attempt);
+    JobOutcome idle = s.run_job(
+        name,
+        {"eval", "task=" + example("reduction_cpp").string(), "job_name=" + name,
+         "eval_config.time_budget=1", "eval_config.num_seeds=1", reference_as_candidate().string()},
+        240);
+    const nlohmann::json* ik_ptr = one_correct_kernel(idle);
+    ASSERT_NE(ik_ptr, nullptr);
+    const nlohmann::json& ik = *ik_ptr;
+    ShapeRatio shortest = shortest_shape_ratio(ik);
+    ASSERT_GT(shortest.n, 0) << ik["runtimes"].dump();
+    bool near_one = shortest.ratio > 0.9 && shortest.ratio < 1.1;
+    bool holds_one = shortest.lo <= 1.0 && shortest.hi >= 1.0;
+    idle_ok = near_one || holds_one;
+    idle_detail += "job " + std::to_string(attempt) + ": " + shortest.dump() + "\n" +
+                   ik["runtimes"].dump() + "\n";
+  }
+  EXPECT_TRUE(idle_ok) << idle_detail;
 
   std::vector<std::string> args = {"eval",
                                    "task=" + example("reduction_cpp").string(),
