@@ -18,12 +18,6 @@ double median_of(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// An interval to three decimals: the table's ratios are compared at the half-percent level.
-std::string interval3(const SpeedupInterval& s) {
-  if (!std::isfinite(s.hi)) return strprintf("[%.3f-inf]", s.lo);
-  return strprintf("[%.3f-%.3f]", s.lo, s.hi);
-}
-
 }  // namespace
 
 std::string format_timing_table(const EvalResult& c, const EvalResult* ref) {
@@ -47,7 +41,7 @@ std::string format_timing_table(const EvalResult& c, const EvalResult* ref) {
       SpeedupInterval s = shape_speedup(it->second->batches);
       if (s.speedup > 0) {
         speed = strprintf("%.2fx", s.speedup);
-        interval = interval3(s);
+        interval = interval_text(s, 3);
         pairs = strprintf("%d", s.batches);
       }
     } else {
@@ -65,7 +59,7 @@ std::string format_timing_table(const EvalResult& c, const EvalResult* ref) {
     out += strprintf("geometric-mean speedup: %.3fx", *c.speedup);
     if (c.speedup_interval)
       out += strprintf(" %s (95%% interval, %d pairs over all shapes)",
-                       interval3(*c.speedup_interval).c_str(), c.speedup_interval->batches);
+                       interval_text(*c.speedup_interval, 3).c_str(), c.speedup_interval->batches);
     out += "\n";
   }
   return out;

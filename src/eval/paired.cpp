@@ -273,9 +273,9 @@ bool faster_than(const std::optional<double>& a_speedup,
   return *a_speedup > *b_speedup;
 }
 
-std::string interval_text(const SpeedupInterval& interval) {
-  if (!std::isfinite(interval.hi)) return strprintf("[%.2f-inf]", interval.lo);
-  return strprintf("[%.2f-%.2f]", interval.lo, interval.hi);
+std::string interval_text(const SpeedupInterval& interval, int decimals) {
+  if (!std::isfinite(interval.hi)) return strprintf("[%.*f-inf]", decimals, interval.lo);
+  return strprintf("[%.*f-%.*f]", decimals, interval.lo, decimals, interval.hi);
 }
 
 nlohmann::json interval_json(const SpeedupInterval& interval) {

@@ -87,8 +87,9 @@ bool faster_than(const std::optional<double>& a_speedup,
                  const std::optional<double>& b_speedup,
                  const std::optional<SpeedupInterval>& b_interval);
 
-// How progress lines and listings show an interval: "[1.20-1.26]", "[1.20-inf]" when unbounded.
-std::string interval_text(const SpeedupInterval& interval);
+// How progress lines and listings show an interval: "[1.20-1.26]", "[1.20-inf]" when unbounded;
+// the eval log's table, which compares ratios at the half-percent level, asks for 3 decimals.
+std::string interval_text(const SpeedupInterval& interval, int decimals = 2);
 
 // For results.json and runtimes: {speedup, lo, hi, confidence, batches} (hi null when unbounded)
 // and, per shape, its pairs [{candidate_ms: [...], reference_ms: [...]}].

@@ -272,6 +272,8 @@ TEST(PairedTest, FasterThanFallsBackToPointEstimates) {
 TEST(PairedTest, TextAndJson) {
   EXPECT_EQ(interval_text(interval(1.23, 1.2, 1.26, 8)), "[1.20-1.26]");
   EXPECT_EQ(interval_text(interval(1.23, 0, kInf, 1)), "[0.00-inf]");
+  EXPECT_EQ(interval_text(interval(1.0, 0.9956, 1.0041, 8), 3), "[0.996-1.004]");
+  EXPECT_EQ(interval_text(interval(1.0, 0.5, kInf, 1), 3), "[0.500-inf]");
   nlohmann::json j = interval_json(interval(1.23, 0, kInf, 1));
   EXPECT_TRUE(j["hi"].is_null());
   EXPECT_EQ(j["batches"], 1);
