@@ -25,7 +25,8 @@
 #   bash bench/gpu_session.sh serial     # CUPTI's serialised and concurrent records against ncu, eval overhead
 #   bash bench/gpu_session.sh verify     # CUPTI tests, timing-related integrity cases, matmul vs ncu
 #   bash bench/gpu_session.sh self       # the softmax reference against itself: two jobs of 6
-#                                        # copies (each copy's per-shape ratios), then eval overhead
+#                                        # copies (each copy's per-shape ratios), then eval overhead;
+#                                        # with OLD=$PWD/old/.dist, that tree's jobs alternate in
 #   bash bench/gpu_session.sh placement  # does a kernel's time move with where its buffers lie
 #                                        # (bench/placement_probe.cu, three processes)
 #   bash bench/gpu_session.sh sbs        # side by side with the Python KernelFoundry 0.5.0
@@ -222,11 +223,18 @@ honest_tiled32.cu honest_regblock.cu" TIME_LIMIT=200 OUT=$OUT KF=$KF \
     ;;
   self)
     # Issue 9 item 1 on the GPU (+-0.5%): two jobs, so two judge processes, of six copies each.
+    # With OLD=old/.dist (an older install tree), its jobs alternate with this tree's, on one GPU.
     use_this_gpu
     for round in 1 2; do
-      timeout 120 python3 bench/self_speedup.py --cli "$KF" --task examples/tasks/softmax_cuda \
-        --candidate bench/candidates/softmax_cuda_reference_as_candidate.cu --n 6 \
-        --out "$OUT/self_speedup_softmax_cuda_$round.json" > "$OUT/self_speedup_softmax_cuda_$round.txt" 2>&1
+      for tree in this ${OLD:+old}; do
+        cli=$KF libs=$LD_LIBRARY_PATH
+        [ "$tree" = old ] && cli=$OLD/bin/kernelfoundry libs=$OLD/lib
+        LD_LIBRARY_PATH=$libs timeout 120 python3 bench/self_speedup.py --cli "$cli" \
+          --task examples/tasks/softmax_cuda --n 6 \
+          --candidate bench/candidates/softmax_cuda_reference_as_candidate.cu \
+          --out "$OUT/self_speedup_softmax_cuda_${tree}_$round.json" \
+          > "$OUT/self_speedup_softmax_cuda_${tree}_$round.txt" 2>&1
+      done
     done
     timeout 130 python3 bench/eval_overhead.py --cli "$KF" --task examples/tasks/softmax_cuda --n 5 \
       --out "$OUT/eval_overhead_softmax_cuda.json" > "$OUT/eval_overhead_softmax_cuda.txt" 2>&1

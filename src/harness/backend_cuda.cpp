@@ -220,6 +220,7 @@ class CudaDevice : public Device {
     return exact_buffers_ ? alloc(bytes) : Device::alloc_buffer(name, bytes);
   }
   bool page_guarded(const void*) const override { return exact_buffers_; }
+  bool placement_varies() const override { return true; }
 
   void upload(void* mem, std::size_t offset, const void* src, std::size_t bytes) override {
     if (bytes == 0) return;

@@ -67,6 +67,21 @@ void BufferAccess::destroy(Buffer& buffer) noexcept {
   buffer.mem_ = nullptr;
 }
 
+void BufferAccess::move(Buffer& buffer) {
+  Device& device = *buffer.device_;
+  std::size_t bytes = capacity_bytes(buffer);
+  std::size_t held = bytes + (device.page_guarded(buffer.mem_) ? 0 : kGuardBytes);
+  void* mem = device.alloc_buffer(buffer.name_, bytes);
+  try {
+    device.copy(mem, buffer.mem_, 0, held);
+  } catch (...) {
+    device.release(mem);
+    throw;
+  }
+  device.release(buffer.mem_);
+  buffer.mem_ = mem;
+}
+
 CaseState::~CaseState() {
   for (auto& b : inputs) BufferAccess::destroy(*b);
   for (auto& set : sets) {

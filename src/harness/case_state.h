@@ -32,6 +32,9 @@ struct BufferAccess {
   static std::unique_ptr<Buffer> create(Device& device, const std::string& name, DType dtype,
                                         Buffer::Role role, long capacity);
   static void destroy(Buffer& buffer) noexcept;
+  // Moves the buffer's memory to a new allocation (its data and guard bytes copied, the old
+  // memory released): the same Buffer, at another place on the device.
+  static void move(Buffer& buffer);
   static Device& device(const Buffer& buffer) { return *buffer.device_; }
   static std::size_t capacity_bytes(const Buffer& buffer) {
     return std::size_t(buffer.capacity_) * dtype_size(buffer.dtype_);

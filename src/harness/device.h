@@ -33,6 +33,13 @@ class Device {
     return alloc(bytes + kGuardBytes);
   }
   virtual bool page_guarded(const void* mem) const { return false; }
+  // Whether where a buffer lies moves a kernel's time by more than the repeat noise, so that a
+  // paced (side-by-side) benchmark runs each batch on buffers placed anew (Runner::move_buffers):
+  // on the H100 one softmax shape's median moved 1.3-1.8% between allocations in one process
+  // while repeats on one allocation agreed within 0.5%
+  // (bench/results/h100/placement_probe_1207c.txt). The host backend lays buffers out alike in
+  // every process instead (map_host_aligned).
+  virtual bool placement_varies() const { return false; }
   // A host pointer to `mem` when the memory is host memory (lets checks skip a copy), else null.
   virtual const void* host_view(void* mem) const { return nullptr; }
   virtual void upload(void* mem, std::size_t offset, const void* src, std::size_t bytes) = 0;

@@ -38,6 +38,7 @@ class MeteredDevice final : public Device {
     return d_->alloc_buffer(name, bytes);
   }
   bool page_guarded(const void* mem) const override { return d_->page_guarded(mem); }
+  bool placement_varies() const override { return d_->placement_varies(); }
   const void* host_view(void* mem) const override { return d_->host_view(mem); }
   void upload(void* mem, std::size_t offset, const void* src, std::size_t bytes) override {
     Meter m(&t_->upload);

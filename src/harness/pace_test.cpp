@@ -36,6 +36,26 @@ struct Twice : kf::Problem {
   }
 };
 
+// Twice, noting where its input lies at every call (to a file: the candidate's child is forked).
+struct WhereTwice : Twice {
+  std::string log;
+  void run(kf::Case& c, kf::Impl impl) override {
+    Twice::run(c, impl);
+    std::ofstream(log, std::ios::app)
+        << static_cast<const void*>(c.buffer("x").host<float>()) << ' ' << c.dim("n") << '\n';
+  }
+};
+
+// The places logged for shape n, in call order.
+std::vector<std::string> places(const std::string& log, long n) {
+  std::ifstream in(log);
+  std::vector<std::string> out;
+  std::string where;
+  for (long shape; in >> where >> shape;)
+    if (shape == n) out.push_back(where);
+  return out;
+}
+
 kf::Suite suite() {
   kf::Suite s;
   s.backend = kf::Backend::Host;
@@ -86,7 +106,7 @@ struct PacedChild {
   std::string result;
 };
 
-PacedChild start_paced_child() {
+PacedChild start_paced_child(const std::string& log = "") {
   PacedChild c;
   std::string dir = kf::testing::make_temp_dir();
   std::string in_path = dir + "/pace.in", out_path = dir + "/pace.out";
@@ -102,7 +122,8 @@ PacedChild start_paced_child() {
   if (c.pid == 0) {
     int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, 1);
-    Twice p;
+    WhereTwice p;
+    p.log = log.empty() ? "/dev/null" : log;
     std::vector<std::string> args = kf::testing::quick_benchmark_args();
     args.insert(args.end(), {"--seeds", "1", "--out", c.result, "--dump-dir", dir + "/outputs",
                              "--pace-in", in_path, "--pace-out", out_path});
@@ -248,4 +269,76 @@ TEST(Pace, TheJudgeTimesTheReferenceOnRequest) {
   EXPECT_EQ(ends[3], "kf-judge-done t4 2");
   EXPECT_NE(served.stdout_text.find("'n=99' is not a benchmark shape"), std::string::npos);
   EXPECT_NE(served.stdout_text.find("CALLS 'many'"), std::string::npos);
+}
+
+// Where placement moves a kernel's time (CUDA), each batch after the probe runs on buffers placed
+// anew, on both sides; forced here on the host backend, which otherwise keeps its places. The
+// moved buffers keep their data: the run ends clean (inputs' checksums and guards intact, the
+// checked call right).
+TEST(Pace, BuffersMoveBetweenBatchesWhereTheDeviceAsks) {
+  std::string log = kf::testing::make_temp_dir() + "/places.txt";
+  ::setenv("KF_HARNESS_MOVE_BUFFERS", "1", 1);
+  PacedChild child = start_paced_child(log);
+  ::unsetenv("KF_HARNESS_MOVE_BUFFERS");
+  ASSERT_GT(child.pid, 0);
+  Channel& ch = child.ch;
+  const std::string nonce = "0123456789abcdef";
+  ch.send("nonce " + nonce);
+  std::string line;
+  for (const char* shape : {"n=4096", "n=5000"}) {
+    for (const char* cmd : {"go 2", "go 3", "go 3"}) {
+      ASSERT_TRUE(ch.line(&line));
+      EXPECT_NE(line.find(shape), std::string::npos) << line;
+      ch.send(cmd);
+    }
+    ASSERT_TRUE(ch.line(&line));
+    ch.send("next");
+  }
+  ASSERT_TRUE(ch.line(&line));
+  EXPECT_EQ(line, "kf-pace " + nonce + " done");
+  nlohmann::json r;
+  EXPECT_EQ(finish(child, &r), 0) << r;
+  // The timed calls (2 + 3 + 3) come last but one (the call on fresh inputs after the timing
+  // follows): the probe's on the warm-up's place, then a new place per batch.
+  std::vector<std::string> at = places(log, 4096);
+  ASSERT_GE(at.size(), 9u);
+  std::vector<std::string> timed(at.end() - 9, at.end() - 1);
+  EXPECT_EQ(timed[0], timed[1]);
+  EXPECT_NE(timed[2], timed[1]) << "the second batch runs where the probe ran";
+  EXPECT_EQ(timed[2], timed[4]);
+  EXPECT_NE(timed[5], timed[4]) << "the third batch runs where the second ran";
+  EXPECT_EQ(timed[5], timed[7]);
+}
+
+TEST(Pace, TheJudgeMovesTheReferencesBuffersBetweenRequestsWhereTheDeviceAsks) {
+  std::string root = kf::testing::make_temp_dir();
+  std::string expected = root + "/expected";
+  std::vector<std::string> args = kf::testing::quick_benchmark_args();
+  args.insert(args.end(), {"--seeds", "1"});
+  Twice ref;
+  std::vector<std::string> write_args = args;
+  write_args.insert(write_args.end(), {"--ref", "--expected-out", expected});
+  ASSERT_EQ(kf::testing::run_main(ref, suite(), write_args).exit_code, 0);
+  for (bool moved : {false, true}) {
+    std::istringstream requests("time\tt1\tn=4096\t2\ntime\tt2\tn=4096\t3\ntime\tt3\tn=4096\t3\n");
+    std::streambuf* old = std::cin.rdbuf(requests.rdbuf());
+    WhereTwice judge;
+    judge.log = root + (moved ? "/moved.txt" : "/kept.txt");
+    if (moved) ::setenv("KF_HARNESS_MOVE_BUFFERS", "1", 1);
+    std::vector<std::string> serve_args = args;
+    serve_args.insert(serve_args.end(), {"--ref", "--serve", "--expected", expected});
+    auto served = kf::testing::run_main(judge, suite(), serve_args);
+    ::unsetenv("KF_HARNESS_MOVE_BUFFERS");
+    std::cin.rdbuf(old);
+    EXPECT_EQ(served.exit_code, 0) << served.stdout_text;
+    std::vector<std::string> at = places(judge.log, 4096);
+    ASSERT_GE(at.size(), 8u) << served.stdout_text;
+    std::vector<std::string> timed(at.end() - 8, at.end());
+    // The host backend keeps one place; moved, each request runs somewhere else than the last.
+    EXPECT_EQ(timed[0], timed[1]);
+    EXPECT_EQ(timed[2], timed[4]);
+    EXPECT_EQ(timed[5], timed[7]);
+    EXPECT_EQ(timed[2] != timed[1], moved) << served.stdout_text;
+    EXPECT_EQ(timed[5] != timed[4], moved) << served.stdout_text;
+  }
 }
