@@ -146,6 +146,19 @@ int finish(PacedChild& c, nlohmann::json* result) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// The reference's expected outputs written under `root`, as the job does before its judge starts;
+// the judge's arguments (--serve over them) in *args.
+void prepare_judge(const std::string& root, std::vector<std::string>* args) {
+  std::string expected = root + "/expected";
+  *args = kf::testing::quick_benchmark_args();
+  args->insert(args->end(), {"--seeds", "1"});
+  Twice ref;
+  std::vector<std::string> write_args = *args;
+  write_args.insert(write_args.end(), {"--ref", "--expected-out", expected});
+  ASSERT_EQ(kf::testing::run_main(ref, suite(), write_args).exit_code, 0);
+  args->insert(args->end(), {"--ref", "--serve", "--expected", expected});
+}
+
 }  // namespace
 
 TEST(Pace, CommandsAndLines) {
@@ -231,13 +244,9 @@ TEST(Pace, ABadAnswerEndsTheRunWithAReason) {
 
 TEST(Pace, TheJudgeTimesTheReferenceOnRequest) {
   std::string root = kf::testing::make_temp_dir();
-  std::string expected = root + "/expected";
-  std::vector<std::string> args = kf::testing::quick_benchmark_args();
-  args.insert(args.end(), {"--seeds", "1"});
-  Twice ref;
-  std::vector<std::string> write_args = args;
-  write_args.insert(write_args.end(), {"--ref", "--expected-out", expected});
-  ASSERT_EQ(kf::testing::run_main(ref, suite(), write_args).exit_code, 0);
+  std::vector<std::string> args;
+  prepare_judge(root, &args);
+  if (::testing::Test::HasFatalFailure()) return;
 
   std::istringstream requests(
       "time\tt1\tn=4096\t5\n"
@@ -246,7 +255,6 @@ TEST(Pace, TheJudgeTimesTheReferenceOnRequest) {
       "time\tt4\tn=4096\tmany\n");
   std::streambuf* old = std::cin.rdbuf(requests.rdbuf());
   Twice judge;
-  args.insert(args.end(), {"--ref", "--serve", "--expected", expected});
   auto served = kf::testing::run_main(judge, suite(), args);
   std::cin.rdbuf(old);
   EXPECT_EQ(served.exit_code, 0) << served.stdout_text;
@@ -312,22 +320,16 @@ TEST(Pace, BuffersMoveBetweenBatchesWhereTheDeviceAsks) {
 
 TEST(Pace, TheJudgeMovesTheReferencesBuffersBetweenRequestsWhereTheDeviceAsks) {
   std::string root = kf::testing::make_temp_dir();
-  std::string expected = root + "/expected";
-  std::vector<std::string> args = kf::testing::quick_benchmark_args();
-  args.insert(args.end(), {"--seeds", "1"});
-  Twice ref;
-  std::vector<std::string> write_args = args;
-  write_args.insert(write_args.end(), {"--ref", "--expected-out", expected});
-  ASSERT_EQ(kf::testing::run_main(ref, suite(), write_args).exit_code, 0);
+  std::vector<std::string> args;
+  prepare_judge(root, &args);
+  if (::testing::Test::HasFatalFailure()) return;
   for (bool moved : {false, true}) {
     std::istringstream requests("time\tt1\tn=4096\t2\ntime\tt2\tn=4096\t3\ntime\tt3\tn=4096\t3\n");
     std::streambuf* old = std::cin.rdbuf(requests.rdbuf());
     WhereTwice judge;
     judge.log = root + (moved ? "/moved.txt" : "/kept.txt");
     if (moved) ::setenv("KF_HARNESS_MOVE_BUFFERS", "1", 1);
-    std::vector<std::string> serve_args = args;
-    serve_args.insert(serve_args.end(), {"--ref", "--serve", "--expected", expected});
-    auto served = kf::testing::run_main(judge, suite(), serve_args);
+    auto served = kf::testing::run_main(judge, suite(), args);
     ::unsetenv("KF_HARNESS_MOVE_BUFFERS");
     std::cin.rdbuf(old);
     EXPECT_EQ(served.exit_code, 0) << served.stdout_text;
