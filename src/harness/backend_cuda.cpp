@@ -194,7 +194,8 @@ class CudaDevice : public Device {
             {"global_mem_bytes", std::to_string(global_mem_bytes_)},
             {"cuda_runtime", std::to_string(runtime)},
             {"cuda_driver", std::to_string(driver)},
-            {"timer", cupti_ != nullptr && cupti_->loaded() ? "cupti (" + cupti_->library() + ")"
+            {"timer", cupti_ != nullptr && cupti_->loaded()
+                          ? "cupti (" + cupti_->library() + ", " + cupti_->records() + ")"
                       : under_profiler_ ? std::string("events (under a profiler)")
                                         : "events (" + CuptiTimer::instance().why_not() + ")"}};
   }

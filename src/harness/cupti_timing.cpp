@@ -334,6 +334,8 @@ bool CuptiTimer::load(const void* runtime_symbol) {
       return fail("cuptiActivityEnable(" + std::to_string(kind) + ")", r);
     }
   }
+  records_ =
+      kernels == kKindConcurrentKernel ? "concurrent kernel records" : "serialised kernel records";
   loaded_ = true;
   return true;
 }

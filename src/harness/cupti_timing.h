@@ -73,6 +73,9 @@ class CuptiTimer {
   bool loaded() const { return loaded_; }
   const std::string& why_not() const { return why_not_; }
   const std::string& library() const { return library_; }
+  // Which kernel records time the calls: "serialised kernel records" (the default) or
+  // "concurrent kernel records" (KF_HARNESS_CUPTI_SERIAL=0); empty before a successful load().
+  const std::string& records() const { return records_; }
 
   // Kernel, copy and memset records are on from load() on. Around one call, on an idle device:
   // start() (just before the start event) opens the call's window; mark_stop() just after the
@@ -90,7 +93,7 @@ class CuptiTimer {
   bool fail(const std::string& what, int result);
 
   bool tried_ = false, loaded_ = false, active_ = false;
-  std::string why_not_, library_;
+  std::string why_not_, library_, records_;
   std::uint64_t window_start_ = 0, stop_mark_ = 0;
 };
 
