@@ -27,6 +27,8 @@
 #   bash bench/gpu_session.sh self       # the softmax reference against itself: two jobs of 6
 #                                        # copies (each copy's per-shape ratios), then eval overhead;
 #                                        # with OLD=$PWD/old/.dist, that tree's jobs alternate in
+#   bash bench/gpu_session.sh fidelity   # softmax against ncu over placements (and kept on one),
+#                                        # the stale-pointer candidate, eval overhead
 #   bash bench/gpu_session.sh placement  # does a kernel's time move with where its buffers lie
 #                                        # (bench/placement_probe.cu, three processes)
 #   bash bench/gpu_session.sh sbs        # side by side with the Python KernelFoundry 0.5.0
@@ -36,7 +38,7 @@ set -uo pipefail
 # The install tree may travel packed (.dist_pack/dist.tgz, `tar czf .dist_pack/dist.tgz .dist`):
 # the whole .dist is larger than what the GPU machine's working tree may carry.
 [ -d .dist ] || [ ! -f .dist_pack/dist.tgz ] || tar xzf .dist_pack/dist.tgz
-stage=${1:?stage: validate, ncu, search, overhead, split, integrity, profile, archs, tune, serial, verify, self, placement or sbs}
+stage=${1:?stage: validate, ncu, search, overhead, split, integrity, profile, archs, tune, serial, verify, self, fidelity, placement or sbs}
 OUT=${OUT:-bench/results/h200}
 mkdir -p "$OUT"
 [ -d /usr/local/cuda/bin ] && export PATH=/usr/local/cuda/bin:$PATH
@@ -239,6 +241,21 @@ honest_tiled32.cu honest_regblock.cu" TIME_LIMIT=200 OUT=$OUT KF=$KF \
     [ "${OVERHEAD:-1}" = 0 ] ||  # OVERHEAD=0 leaves the eval-overhead run out
       timeout 130 python3 bench/eval_overhead.py --cli "$KF" --task examples/tasks/softmax_cuda --n 5 \
         --out "$OUT/eval_overhead_softmax_cuda.json" > "$OUT/eval_overhead_softmax_cuda.txt" 2>&1
+    ;;
+  fidelity)
+    # ncu against the harness with both sides moving the buffers every 8 calls (the default), the
+    # short shape again with one placement each, the stale-pointer candidate, the per-candidate cost.
+    use_this_gpu
+    ONLY="adv_stale_pointers.cu honest_warp_vec4.cu" TASKS=softmax_cuda TIME_LIMIT=90 OUT=$OUT \
+      KF=$KF step bash bench/gpu_integrity.sh > "$OUT/integrity_stdout.txt" 2>&1
+    timeout 270 python3 bench/ncu_fidelity.py --prefix .dist --only softmax_cuda \
+      --out "$OUT/ncu_fidelity_moves.json" > "$OUT/ncu_fidelity_moves.txt" 2>&1
+    timeout 100 python3 bench/ncu_fidelity.py --prefix .dist --only softmax_cuda --shape rows=4096 \
+      --no-moves --out "$OUT/ncu_fidelity_kept.json" > "$OUT/ncu_fidelity_kept.txt" 2>&1
+    for t in softmax_cuda matmul_cuda; do
+      timeout 60 python3 bench/eval_overhead.py --cli "$KF" --task examples/tasks/$t --n 5 \
+        --out "$OUT/eval_overhead_${t}.json" > "$OUT/eval_overhead_${t}.txt" 2>&1
+    done
     ;;
   placement)
     nvcc -std=c++17 -O3 -arch=native -Iexamples/tasks/softmax_cuda -o "$scratch/probe" \

@@ -3,8 +3,11 @@
 
 For each CUDA example, each benchmark shape, and both implementations (the EVOLVE block as
 written and the reference), then hand-written candidates of other speeds (CANDIDATES), this runs the task binary twice on its own (cold samples, the
-harness's default stopping rule) and once under ncu (20 fixed samples, cache control "all", clocks
-left alone), then reports the harness medians, their spread, the ncu median, and the gap.
+harness's default stopping rule) and once under ncu (48 fixed samples, cache control "all", clocks
+left alone), then reports the harness medians, their spread, the ncu median, and the gap. Both
+sides move the buffers to new places every 8 timed calls (the harness's benchmark without a judge
+does so on CUDA), so each median is over several placements; --no-moves keeps one placement
+(KF_HARNESS_MOVE_BUFFERS=0 in both).
 
 Usage (on the GPU machine, from the repository root, after an install into PREFIX):
     python3 bench/ncu_fidelity.py --prefix .dist --out bench/results/ncu_fidelity_h200.json
@@ -69,32 +72,39 @@ def shapes(binary):
     return [s["id"] for s in listing["benchmark_shapes"]]
 
 
-def harness_median(binary, shape, ref, workdir, warm=False, serial=True):
+def run_env(serial=True, moves=True):
+    env = dict(os.environ)
+    # CUPTI's serialised kernel records (the harness's default) or the concurrent ones.
+    env["KF_HARNESS_CUPTI_SERIAL"] = "1" if serial else "0"
+    if not moves:
+        env["KF_HARNESS_MOVE_BUFFERS"] = "0"
+    return env
+
+
+def harness_median(binary, shape, ref, workdir, warm=False, serial=True, moves=True):
     out = os.path.join(workdir, "h.json")
     cmd = [binary, "--phase", "benchmark", "--shape", shape, "--out", out]
     if ref:
         cmd.append("--ref")
     if warm:
         cmd.append("--warm")
-    env = dict(os.environ)
-    # CUPTI's serialised kernel records (the harness's default) or the concurrent ones.
-    env["KF_HARNESS_CUPTI_SERIAL"] = "1" if serial else "0"
-    subprocess.run(cmd, check=True, capture_output=True, cwd=workdir, env=env)
+    subprocess.run(cmd, check=True, capture_output=True, cwd=workdir, env=run_env(serial, moves))
     with open(out) as f:
         stats = json.load(f)["stats"][shape]
     return stats["median_ms"], stats["n"]
 
 
-def ncu_median(ncu, binary, shape, ref, kernel, workdir, cache_control="all"):
+def ncu_median(ncu, binary, shape, ref, kernel, workdir, cache_control="all", samples=48,
+               moves=True):
     cmd = [ncu, "--clock-control", "none", "--cache-control", cache_control, "--metrics",
            "gpu__time_duration.sum", "-k", "regex:^" + kernel + "$", "--csv", binary, "--phase",
-           "benchmark", "--shape", shape, "--min-samples", "20", "--max-samples", "20",
+           "benchmark", "--shape", shape, "--min-samples", str(samples), "--max-samples", str(samples),
            "--warmup-iters", "1", "--warmup-time", "0", "--time-budget", "600"]
     if ref:
         cmd.append("--ref")
     if cache_control == "none":
         cmd.append("--warm")
-    p = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir, env=run_env(moves=moves))
     text = p.stdout
     start = text.find('"ID"')
     if start < 0:
@@ -107,8 +117,8 @@ def ncu_median(ncu, binary, shape, ref, kernel, workdir, cache_control="all"):
         unit = row.get("Metric Unit", "ns")
         scale = {"ns": 1e-6, "nsecond": 1e-6, "us": 1e-3, "usecond": 1e-3, "ms": 1.0, "msecond": 1.0}
         values.append(v * scale.get(unit, 1e-6))
-    # The first launches are the harness's warm-up and its expected-output run; keep the last 20.
-    return statistics.median(values[-20:]), len(values)
+    # The first launches are the harness's warm-up and its expected-output run; keep the timed ones.
+    return statistics.median(values[-samples:]), len(values)
 
 
 def measure(args, task, binary, impl, kernel, ref, work, rows):
@@ -116,11 +126,14 @@ def measure(args, task, binary, impl, kernel, ref, work, rows):
     for shape in shapes(binary):
         if args.shape and args.shape not in shape:
             continue
-        h1, n1 = harness_median(binary, shape, ref, work, warm)
-        h2, n2 = harness_median(binary, shape, ref, work, warm)
-        nm, nn = ncu_median(args.ncu, binary, shape, ref, kernel, work, args.cache_control)
+        moves = not args.no_moves
+        h1, n1 = harness_median(binary, shape, ref, work, warm, moves=moves)
+        h2, n2 = harness_median(binary, shape, ref, work, warm, moves=moves)
+        nm, nn = ncu_median(args.ncu, binary, shape, ref, kernel, work, args.cache_control,
+                            args.ncu_samples, moves)
         row = {
             "task": task, "impl": impl, "kernel": kernel, "cache_control": args.cache_control,
+            "moves": moves, "ncu_samples": args.ncu_samples,
             "shape": shape, "harness_median_ms": [h1, h2], "harness_n": [n1, n2],
             "repeat_spread_pct": abs(h1 - h2) / min(h1, h2) * 100,
             "ncu_median_ms": nm, "ncu_launches": nn,
@@ -128,8 +141,8 @@ def measure(args, task, binary, impl, kernel, ref, work, rows):
         }
         other = ""
         if args.concurrent_too:
-            c1, _ = harness_median(binary, shape, ref, work, warm, serial=False)
-            c2, _ = harness_median(binary, shape, ref, work, warm, serial=False)
+            c1, _ = harness_median(binary, shape, ref, work, warm, serial=False, moves=moves)
+            c2, _ = harness_median(binary, shape, ref, work, warm, serial=False, moves=moves)
             row["concurrent_harness_median_ms"] = [c1, c2]
             row["concurrent_gap_pct"] = (statistics.mean([c1, c2]) - nm) / nm * 100
             other = f"  concurrent {c1:9.4f} {c2:9.4f} ms gap {row['concurrent_gap_pct']:+.2f}%"
@@ -156,6 +169,9 @@ def main():
     ap.add_argument("--concurrent-too", action="store_true",
                     help="also time with CUPTI's concurrent kernel records "
                          "(KF_HARNESS_CUPTI_SERIAL=0), against the same ncu run")
+    ap.add_argument("--ncu-samples", type=int, default=48, help="timed calls under ncu")
+    ap.add_argument("--no-moves", action="store_true",
+                    help="keep one buffer placement per process (KF_HARNESS_MOVE_BUFFERS=0)")
     args = ap.parse_args()
     rows = []
     work = tempfile.mkdtemp(prefix="kf_ncu_")

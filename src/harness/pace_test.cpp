@@ -344,3 +344,27 @@ TEST(Pace, TheJudgeMovesTheReferencesBuffersBetweenRequestsWhereTheDeviceAsks) {
     EXPECT_EQ(timed[5] != timed[4], moved) << served.stdout_text;
   }
 }
+
+// Without a judge (no pacing) the benchmark moves the buffers every 8 timed calls where the device
+// asks, so its median too is over placements; forced and refused here on the host backend.
+TEST(Pace, TheStandaloneBenchmarkMovesTheBuffersEveryEightCalls) {
+  std::string root = kf::testing::make_temp_dir();
+  for (bool moved : {false, true}) {
+    WhereTwice twice;
+    twice.log = root + (moved ? "/moved.txt" : "/kept.txt");
+    ::setenv("KF_HARNESS_MOVE_BUFFERS", moved ? "1" : "0", 1);
+    auto r = kf::testing::run_main(
+        twice, suite(),
+        {"--phase", "benchmark", "--min-samples", "20", "--max-samples", "20", "--time-budget",
+         "30", "--warmup-time", "0", "--warmup-iters", "1", "--warm", "--seeds", "1"});
+    ::unsetenv("KF_HARNESS_MOVE_BUFFERS");
+    EXPECT_EQ(r.exit_code, 0) << r.stdout_text;
+    std::vector<std::string> at = places(twice.log, 5000);
+    ASSERT_GE(at.size(), 20u) << r.stdout_text;
+    std::vector<std::string> timed(at.end() - 20, at.end());
+    for (int k = 1; k < 20; ++k) {
+      bool new_place = timed[k] != timed[k - 1];
+      EXPECT_EQ(new_place, moved && k % 8 == 0) << "timed call " << k << ", moved " << moved;
+    }
+  }
+}
