@@ -280,7 +280,7 @@ TEST(Pace, TheJudgeTimesTheReferenceOnRequest) {
 }
 
 // Where placement moves a kernel's time (CUDA), each batch after the probe runs on buffers placed
-// anew, on both sides; forced here on the host backend, which otherwise keeps its places. The
+// anew, on both sides; forced here (the host backend asks for it too). The
 // moved buffers keep their data: the run ends clean (inputs' checksums and guards intact, the
 // checked call right).
 TEST(Pace, BuffersMoveBetweenBatchesWhereTheDeviceAsks) {
@@ -328,7 +328,7 @@ TEST(Pace, TheJudgeMovesTheReferencesBuffersBetweenRequestsWhereTheDeviceAsks) {
     std::streambuf* old = std::cin.rdbuf(requests.rdbuf());
     WhereTwice judge;
     judge.log = root + (moved ? "/moved.txt" : "/kept.txt");
-    if (moved) ::setenv("KF_HARNESS_MOVE_BUFFERS", "1", 1);
+    ::setenv("KF_HARNESS_MOVE_BUFFERS", moved ? "1" : "0", 1);
     auto served = kf::testing::run_main(judge, suite(), args);
     ::unsetenv("KF_HARNESS_MOVE_BUFFERS");
     std::cin.rdbuf(old);
@@ -336,7 +336,7 @@ TEST(Pace, TheJudgeMovesTheReferencesBuffersBetweenRequestsWhereTheDeviceAsks) {
     std::vector<std::string> at = places(judge.log, 4096);
     ASSERT_GE(at.size(), 8u) << served.stdout_text;
     std::vector<std::string> timed(at.end() - 8, at.end());
-    // The host backend keeps one place; moved, each request runs somewhere else than the last.
+    // Kept, one place throughout; moved, each request runs somewhere else than the last.
     EXPECT_EQ(timed[0], timed[1]);
     EXPECT_EQ(timed[2], timed[4]);
     EXPECT_EQ(timed[5], timed[7]);
@@ -346,13 +346,15 @@ TEST(Pace, TheJudgeMovesTheReferencesBuffersBetweenRequestsWhereTheDeviceAsks) {
 }
 
 // Without a judge (no pacing) the benchmark moves the buffers every 8 timed calls where the device
-// asks, so its median too is over placements; forced and refused here on the host backend.
+// asks (the host backend does), so its median too is over placements; the switch forces the
+// moves on or off.
 TEST(Pace, TheStandaloneBenchmarkMovesTheBuffersEveryEightCalls) {
   std::string root = kf::testing::make_temp_dir();
-  for (bool moved : {false, true}) {
+  for (const char* env : {"0", "1", ""}) {
+    bool moved = std::string(env) != "0";
     WhereTwice twice;
-    twice.log = root + (moved ? "/moved.txt" : "/kept.txt");
-    ::setenv("KF_HARNESS_MOVE_BUFFERS", moved ? "1" : "0", 1);
+    twice.log = root + "/places_" + (*env ? env : "device") + ".txt";
+    if (*env) ::setenv("KF_HARNESS_MOVE_BUFFERS", env, 1);
     auto r = kf::testing::run_main(
         twice, suite(),
         {"--phase", "benchmark", "--min-samples", "20", "--max-samples", "20", "--time-budget",
@@ -364,7 +366,7 @@ TEST(Pace, TheStandaloneBenchmarkMovesTheBuffersEveryEightCalls) {
     std::vector<std::string> timed(at.end() - 20, at.end());
     for (int k = 1; k < 20; ++k) {
       bool new_place = timed[k] != timed[k - 1];
-      EXPECT_EQ(new_place, moved && k % 8 == 0) << "timed call " << k << ", moved " << moved;
+      EXPECT_EQ(new_place, moved && k % 8 == 0) << "timed call " << k << ", switch '" << env << "'";
     }
   }
 }
