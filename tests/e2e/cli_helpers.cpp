@@ -72,7 +72,8 @@ std::vector<std::string> Scratch::isolation_args() const {
 
 std::vector<std::string> Scratch::quick_args() {
   return {"eval_config.num_seeds=1", "eval_config.cold_samples=false",
-          "eval_config.time_budget=0.1", "eval_config.hidden_shapes=false"};
+          "eval_config.time_budget=0.1", "eval_config.hidden_shapes=false",
+          "eval_config.profile_custom_model=false"};
 }
 
 CliRun Scratch::run(const std::vector<std::string>& args, double timeout_s) const {

@@ -48,7 +48,8 @@ class Scratch {
   // Config arguments that keep a test's files here and its timing short.
   std::vector<std::string> isolation_args() const;
   // To follow isolation_args() in tests of a command rather than of timing or integrity: one
-  // seed, warm samples (no cache flush per sample), an even shorter budget.
+  // seed, warm samples (no cache flush per sample), an even shorter budget, no profiling of
+  // correct kernels (its own tests turn it on: EvalCpp, the GPU profile tests).
   static std::vector<std::string> quick_args();
   // Runs `kernelfoundry args...` with the scratch dir as the working directory.
   CliRun run(const std::vector<std::string>& args, double timeout_s = 300) const;

@@ -45,7 +45,8 @@ TEST(EvalOcl, EachCandidateGetsItsVerdictAndReasonInOneJob) {
       "eval", "task=" + example(kTask).string(), "job_name=ocl_candidates",
       // Less sampling than isolation_args: the speed checks below
       // have margins of several times.
-      "eval_config.time_budget=0.15", "eval_config.hidden_shapes=false"};
+      "eval_config.time_budget=0.15", "eval_config.hidden_shapes=false",
+      "eval_config.profile_custom_model=false"};
   for (const auto& n : names) {
     files.push_back(candidate(kTask, n));
     args.push_back(files.back().string());

@@ -58,8 +58,10 @@ std::map<std::pair<int, int>, int> answered_calls(const LlmTestServer& server,
   return calls;
 }
 
+// No profiling of correct kernels (perf stat, about 2 s each on PoCL): not what these tests check.
 const std::vector<std::string> kBase = {"eval_config.num_seeds=1", "eval_config.time_budget=0.2",
-                                        "llm_rate_limit=4", "save_best_kernel=true"};
+                                        "llm_rate_limit=4", "save_best_kernel=true",
+                                        "eval_config.profile_custom_model=false"};
 
 TEST(SearchOcl, EvolutionaryJobSurvivesEveryFaultAndFindsTheFastestKernel) {
   Scratch scratch;
