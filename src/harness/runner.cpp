@@ -1243,10 +1243,13 @@ bool Runner::benchmark_shape(const Shape& shape) {
     if (options_.profile_one_call) ctx_.device->profile_next_call();  // ncu: the first call only
     if (!counted.problem().empty()) say("  note: not counted by perf: " + counted.problem());
     auto loop_start = Clock::now();
+    // Where placement moves a kernel's time, every kStandaloneMoveEvery calls run on buffers
+    // placed anew (move_buffers), so the median is over placements as the paced one's is. Not in
+    // a profiling run: perf counts the whole loop, and a move's page faults and copies would read
+    // as the kernel's own (its samples are no speedup's).
+    bool moving = options_.perf_control.empty() && !options_.profile_one_call;
     for (long k = 0;; ++k) {
-      // Where placement moves a kernel's time, every kStandaloneMoveEvery calls run on buffers
-      // placed anew (move_buffers), so the median is over placements as the paced one's is.
-      if (k > 0 && k % kStandaloneMoveEvery == 0) move_buffers(cs);
+      if (moving && k > 0 && k % kStandaloneMoveEvery == 0) move_buffers(cs);
       double ms = 0;
       if (!timed_call(&ms)) return false;
       t.stop = should_stop(running, seconds_since(loop_start), rule);
