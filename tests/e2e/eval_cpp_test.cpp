@@ -121,12 +121,14 @@ TEST(EvalCpp, CorrectKernelIsProfiledBesideTheReference) {
     have_perf = have_perf || (!dir.empty() && ::access((dir + "/perf").c_str(), X_OK) == 0);
   if (!have_perf) GTEST_SKIP() << "perf is not on PATH (scripts/setup.sh installs linux-perf)";
   Scratch s;
-  // correct.cpp in an eval job of its own with one setting.
+  // correct.cpp in an eval job of its own with one setting (profiling on unless it says off;
+  // quick_args turns it off).
   auto eval_correct = [&](const std::string& job_name, const std::string& setting) {
     std::vector<std::string> args = {"eval", "task=" + example(kTask).string(),
                                      "job_name=" + job_name, setting,
                                      candidate(kTask, "correct.cpp").string()};
-    for (const auto& a : Scratch::quick_args()) args.push_back(a);
+    for (const auto& a : Scratch::quick_args())
+      if (a.rfind("eval_config.profile_custom_model=", 0) != 0) args.push_back(a);
     return s.run_job(job_name, args);
   };
   JobOutcome job = eval_correct("cpp_profile", "eval_config.profile_original_model=true");
