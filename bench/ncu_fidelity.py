@@ -5,9 +5,9 @@ For each CUDA example, each benchmark shape, and both implementations (the EVOLV
 written and the reference), then hand-written candidates of other speeds (CANDIDATES), this runs the task binary twice on its own (cold samples, the
 harness's default stopping rule) and once under ncu (48 fixed samples, cache control "all", clocks
 left alone), then reports the harness medians, their spread, the ncu median, and the gap. Both
-sides move the buffers to new places every 8 timed calls (the harness's benchmark without a judge
-does so on CUDA), so each median is over several placements; --no-moves keeps one placement
-(KF_HARNESS_MOVE_BUFFERS=0 in both).
+sides move the buffers to new places every 8 timed calls (KF_HARNESS_MOVE_BUFFERS=1, which the
+harness's benchmark without a judge obeys), so each median is over several placements;
+--no-moves keeps one placement (KF_HARNESS_MOVE_BUFFERS=0 in both).
 
 Usage (on the GPU machine, from the repository root, after an install into PREFIX):
     python3 bench/ncu_fidelity.py --prefix .dist --out bench/results/ncu_fidelity_h200.json
@@ -76,8 +76,7 @@ def run_env(serial=True, moves=True):
     env = dict(os.environ)
     # CUPTI's serialised kernel records (the harness's default) or the concurrent ones.
     env["KF_HARNESS_CUPTI_SERIAL"] = "1" if serial else "0"
-    if not moves:
-        env["KF_HARNESS_MOVE_BUFFERS"] = "0"
+    env["KF_HARNESS_MOVE_BUFFERS"] = "1" if moves else "0"
     return env
 
 

@@ -345,10 +345,10 @@ TEST(Pace, TheJudgeMovesTheReferencesBuffersBetweenRequestsWhereTheDeviceAsks) {
   }
 }
 
-// Without a judge (no pacing) the benchmark moves the buffers every 8 timed calls where the device
-// asks (CUDA; the host backend does not), so its median too is over placements; the switch forces
-// the moves on or off. A profiling run (perf counting the loop) never moves them: the moves' page
-// faults would read as the kernel's.
+// Without a judge (no pacing) the benchmark moves the buffers every 8 timed calls only when the
+// switch asks (it checks only its last call, which must not be a pointer-keyed memo's honest
+// first call on a new place); never in a profiling run, where the moves' page faults would read
+// as the kernel's.
 TEST(Pace, TheStandaloneBenchmarkMovesTheBuffersEveryEightCalls) {
   std::string root = kf::testing::make_temp_dir();
   struct Case {
