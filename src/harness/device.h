@@ -37,8 +37,8 @@ class Device {
   // paced (side-by-side) benchmark runs each batch on buffers placed anew (Runner::move_buffers):
   // on the H100 one softmax shape's median moved 1.3-1.8% between allocations in one process
   // while repeats on one allocation agreed within 0.5%
-  // (bench/results/h100/placement_probe_1207c.txt). The host backend keeps its buffers in place
-  // (backend_host.cpp says why); so does OpenCL (not measured).
+  // (bench/results/h100/placement_probe_1207c.txt). The host backend too (backend_host.cpp);
+  // OpenCL keeps its buffers in place (not measured).
   virtual bool placement_varies() const { return false; }
   // A host pointer to `mem` when the memory is host memory (lets checks skip a copy), else null.
   virtual const void* host_view(void* mem) const { return nullptr; }

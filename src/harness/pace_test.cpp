@@ -13,8 +13,10 @@
 
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
+#include "harness/dump.h"
 #include "harness/test_util.h"
 #include "kernelfoundry/harness.h"
 
@@ -104,6 +106,7 @@ struct PacedChild {
   Channel ch;
   pid_t pid = -1;
   std::string result;
+  std::string dump;  // the --dump-dir: the outputs handed to the checker
 };
 
 PacedChild start_paced_child(const std::string& log = "") {
@@ -117,6 +120,7 @@ PacedChild start_paced_child(const std::string& log = "") {
   EXPECT_GE(c.ch.in, 0);
   EXPECT_GE(c.ch.out, 0);
   c.result = dir + "/result.json";
+  c.dump = dir + "/outputs";
   c.pid = ::fork();
   EXPECT_GE(c.pid, 0);
   if (c.pid == 0) {
@@ -125,8 +129,8 @@ PacedChild start_paced_child(const std::string& log = "") {
     WhereTwice p;
     p.log = log.empty() ? "/dev/null" : log;
     std::vector<std::string> args = kf::testing::quick_benchmark_args();
-    args.insert(args.end(), {"--seeds", "1", "--out", c.result, "--dump-dir", dir + "/outputs",
-                             "--pace-in", in_path, "--pace-out", out_path});
+    args.insert(args.end(), {"--seeds", "1", "--out", c.result, "--dump-dir", c.dump, "--pace-in",
+                             in_path, "--pace-out", out_path});
     kf::testing::run_main(p, suite(), args);
     ::_exit(99);
   }
@@ -280,7 +284,7 @@ TEST(Pace, TheJudgeTimesTheReferenceOnRequest) {
 }
 
 // Where placement moves a kernel's time (CUDA), each batch after the probe runs on buffers placed
-// anew, on both sides; forced here on the host backend, which otherwise keeps its places. The
+// anew, on both sides; forced here (the host backend asks for it too). The
 // moved buffers keep their data: the run ends clean (inputs' checksums and guards intact, the
 // checked call right).
 TEST(Pace, BuffersMoveBetweenBatchesWhereTheDeviceAsks) {
@@ -316,6 +320,32 @@ TEST(Pace, BuffersMoveBetweenBatchesWhereTheDeviceAsks) {
   EXPECT_EQ(timed[2], timed[4]);
   EXPECT_NE(timed[5], timed[4]) << "the third batch runs where the second ran";
   EXPECT_EQ(timed[5], timed[7]);
+  // The checker gets, per shape, one timed call of each poison variant among the first calls on
+  // new places (here the first of batches 2 and 3, one of each variant) and one of each among the
+  // others: a memo keyed on the pointers computes honestly on the first and cheats on the rest.
+  std::vector<kf::DumpEntry> entries;
+  std::string err;
+  ASSERT_TRUE(kf::read_dump(child.dump, &entries, &err)) << err;
+  for (const char* shape : {"n=4096", "n=5000"}) {
+    int post = 0;
+    std::set<int> timed_calls;
+    std::set<int> variants;
+    for (const kf::DumpEntry& e : entries) {
+      if (e.shape.id() != shape) continue;
+      if (e.kind == "post") post = e.call;
+      if (e.kind != "timed") continue;
+      timed_calls.insert(e.call);
+      variants.insert(e.variant);
+    }
+    ASSERT_GT(post, 9) << shape;
+    EXPECT_EQ(timed_calls.size(), 4u) << shape;
+    EXPECT_EQ(variants.size(), 2u) << shape;
+    // Calls post-8 .. post-1 were timed: batches of 2, 3 and 3.
+    EXPECT_EQ(timed_calls.count(post - 6), 1u) << shape << ": batch 2's first call not checked";
+    EXPECT_EQ(timed_calls.count(post - 3), 1u) << shape << ": batch 3's first call not checked";
+    for (int call : timed_calls)
+      EXPECT_TRUE(call >= post - 8 && call < post) << shape << " " << call;
+  }
 }
 
 TEST(Pace, TheJudgeMovesTheReferencesBuffersBetweenRequestsWhereTheDeviceAsks) {

@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -1144,17 +1145,25 @@ bool Runner::benchmark_shape(const Shape& shape) {
   // leaves one more behind handed work to a thread that outlives the measurement.
   std::set<long> threads;
   if (dumping()) threads = thread_ids();
-  // One timed call picked uniformly at random after the fact (reservoir sampling), so the
-  // candidate cannot know which call's outputs the checker compares.
-  long timed_calls = 0, picked_call = 0;
-  int picked_variant = 0;
-  std::vector<Perturbation> picked_perturb;
-  std::vector<std::vector<unsigned char>> picked;
+  // The timed calls whose outputs go to the checker: in each class of call the candidate can tell
+  // apart (the poison variant its outputs held; whether it is the first call on buffers placed
+  // anew), one call picked uniformly at random after the fact (reservoir sampling). The candidate
+  // cannot know which calls are checked, and computing honestly in one class only does not pass:
+  // a memo keyed on the pointers misses, and so computes, on exactly the first call after a move,
+  // which one pick over all calls would hit 1 time in k for batches of k calls.
+  struct TimedPick {
+    long seen = 0, call = 0;
+    int variant = 0;
+    std::vector<Perturbation> perturb;
+    std::vector<std::vector<unsigned char>> outputs;
+  };
+  std::array<TimedPick, 4> picks;
+  bool new_placement = false;  // set by a move, cleared by the next timed call
 
   RunningStats running;
   long exceed = 0;
   double worst_dev = 0, worst_host = 0;
-  // One timed call: its sample, the thread check, the reservoir pick of the checked call.
+  // One timed call: its sample, the thread check, the reservoir picks of the checked calls.
   auto timed_call = [&](double* sample_ms) {
     if (!one_call(cold, &dev, &host)) return false;
     if (!threads.empty()) {
@@ -1185,13 +1194,17 @@ bool Runner::benchmark_shape(const Shape& shape) {
         return false;
       }
     }
-    if (dumping() && rng_() % std::uint64_t(++timed_calls) == 0) {
-      picked_call = calls;
-      picked_variant = (calls - 1) % 2;
-      picked_perturb = perturb;
-      picked.resize(cs.outputs.size());
+    int variant = (calls - 1) % 2;
+    TimedPick& pick = picks[std::size_t(variant + (new_placement ? 2 : 0))];
+    new_placement = false;
+    if (dumping() && rng_() % std::uint64_t(++pick.seen) == 0) {
+      pick.call = calls;
+      pick.variant = variant;
+      pick.perturb = perturb;
+      pick.outputs.resize(cs.outputs.size());
       for (std::size_t k = 0; k < cs.outputs.size(); ++k)
-        if (cs.outputs[k].role != Buffer::Role::Scratch) to_host(*cs.sets[kTestSet][k], &picked[k]);
+        if (cs.outputs[k].role != Buffer::Role::Scratch)
+          to_host(*cs.sets[kTestSet][k], &pick.outputs[k]);
     }
     bool device_timed = dev >= 0;
     double ms = device_timed ? dev : host;
@@ -1224,7 +1237,7 @@ bool Runner::benchmark_shape(const Shape& shape) {
         return false;
       }
       if (cmd.kind == PaceCommand::Kind::Next) break;
-      if (batch > 0) move_buffers(cs);
+      if (batch > 0) new_placement = move_buffers(cs);
       batch_ms.clear();
       for (long k = 0; k < cmd.calls; ++k) {
         double ms = 0;
@@ -1253,7 +1266,7 @@ bool Runner::benchmark_shape(const Shape& shape) {
     bool moving = move_env != nullptr && std::string(move_env) == "1" &&
                   options_.perf_control.empty() && !options_.profile_one_call;
     for (long k = 0;; ++k) {
-      if (moving && k > 0 && k % kStandaloneMoveEvery == 0) move_buffers(cs);
+      if (moving && k > 0 && k % kStandaloneMoveEvery == 0) new_placement = move_buffers(cs);
       double ms = 0;
       if (!timed_call(&ms)) return false;
       t.stop = should_stop(running, seconds_since(loop_start), rule);
@@ -1284,11 +1297,15 @@ bool Runner::benchmark_shape(const Shape& shape) {
   std::string where =
       "wrong after timing loop on shape " + shape.id() + " (call " + std::to_string(calls) + ")";
   if (dumping()) {
-    // The picked call goes to the checker with the inputs it saw; then the inputs are restored
-    // (their checksums must hold) and one call on fresh inputs follows.
-    if (picked_call != 0 && !dump_outputs(cs, kTestSet, "timed", int(picked_call), picked_variant,
-                                          picked_perturb, nullptr, &picked))
-      return false;
+    // The picked calls go to the checker with the inputs they saw, in call order; then the inputs
+    // are restored (their checksums must hold) and one call on fresh inputs follows.
+    std::sort(picks.begin(), picks.end(),
+              [](const TimedPick& a, const TimedPick& b) { return a.call < b.call; });
+    for (TimedPick& pick : picks) {
+      if (pick.call != 0 && !dump_outputs(cs, kTestSet, "timed", int(pick.call), pick.variant,
+                                          pick.perturb, nullptr, &pick.outputs))
+        return false;
+    }
     restore_inputs(cs, &undo);
   }
   CallOutcome integrity;
@@ -1396,16 +1413,17 @@ Runner::CallOutcome Runner::timed_call(CaseState& cs, Impl impl, int call, bool 
 // sees their spread. Each buffer, in a shuffled order, goes behind a pad of 1-64 MiB (held until
 // all are placed), so its new place is unrelated to its old one and to the other buffers'.
 // KF_HARNESS_MOVE_BUFFERS=1 or 0 overrides the device's answer (a diagnostic; the CPU tests).
-void Runner::move_buffers(CaseState& cs) {
+bool Runner::move_buffers(CaseState& cs) {
   Device& device = *ctx_.device;
   const char* env = std::getenv("KF_HARNESS_MOVE_BUFFERS");
   bool move = env != nullptr && *env != '\0' ? std::string(env) != "0" : device.placement_varies();
-  if (!move) return;
+  if (!move) return false;
   std::vector<Buffer*> buffers;
   for (auto& b : cs.inputs) buffers.push_back(b.get());
   for (auto& b : cs.sets[kTestSet]) buffers.push_back(b.get());
   std::shuffle(buffers.begin(), buffers.end(), rng_);
   std::vector<void*> pads;
+  bool moved = true;
   try {
     for (Buffer* b : buffers) {
       pads.push_back(device.alloc((1 + rng_() % 64) << 20));
@@ -1414,8 +1432,10 @@ void Runner::move_buffers(CaseState& cs) {
   } catch (const DeviceError& e) {  // no memory for a second copy: this batch keeps the places
     if (!move_note_said_) say(std::string("  note: buffers not moved for this batch: ") + e.what());
     move_note_said_ = true;
+    moved = false;
   }
   for (void* p : pads) device.release(p);
+  return moved;
 }
 
 bool Runner::time_reference(std::map<std::string, TimingCase>* cases, const std::string& shape_id,
@@ -1437,7 +1457,7 @@ bool Runner::time_reference(std::map<std::string, TimingCase>* cases, const std:
   CaseState& cs = *tc.cs;
   // The first request warms up as the candidate's benchmark does before its first batch.
   long warm = tc.calls == 0 ? std::max(1L, options_.warmup_iters) : 0;
-  if (warm == 0) move_buffers(cs);  // as the candidate's child does before each batch
+  if (warm == 0) (void)move_buffers(cs);  // as the candidate's child does before each batch
   for (long k = 0; k < warm + calls; ++k) {
     bool timed = k >= warm;
     CallOutcome out = timed_call(cs, Impl::Reference, int(++tc.calls), timed && !options_.warm,

@@ -139,8 +139,9 @@ class Runner {
   void keep_case(std::unique_ptr<CaseState> cs);
   // Before each batch of a paced benchmark, on both sides (the candidate's child and the judge
   // timing the reference): the case's inputs and test outputs moved to new places on the device,
-  // where the device says placement moves a kernel's time (Device::placement_varies).
-  void move_buffers(CaseState& cs);
+  // where the device says placement moves a kernel's time (Device::placement_varies). True when
+  // they moved.
+  bool move_buffers(CaseState& cs);
   bool move_note_said_ = false;
   std::unique_ptr<DumpWriter> dump_;
   std::mt19937_64 rng_{std::random_device{}()};

@@ -6,7 +6,7 @@
 // tolerance (rtol 1e-4 of a row sum ~ cols / 2): when the harness changed 4 elements per call,
 // its stale rows were off by at most a few units and passed. The harness now changes one element
 // in every 31..61 of each input before every timed call, so every row is off by far more than
-// the tolerance unless recomputed, and the checker's re-run of the picked timed call catches it.
+// the tolerance unless recomputed, and the checker's re-run of the picked timed calls catches it.
 // (Sampling densely enough to see every change recomputes every row: no gain either.)
 #include <cstring>
 
