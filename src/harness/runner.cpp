@@ -1150,14 +1150,53 @@ bool Runner::benchmark_shape(const Shape& shape) {
   // anew), one call picked uniformly at random after the fact (reservoir sampling). The candidate
   // cannot know which calls are checked, and computing honestly in one class only does not pass:
   // a memo keyed on the pointers misses, and so computes, on exactly the first call after a move,
-  // which one pick over all calls would hit 1 time in k for batches of k calls.
+  // which one pick over all calls would hit 1 time in k for batches of k calls. A picked call's
+  // outputs are kept on the device (a device-to-device copy, so the loop pays little even for
+  // outputs of tens of MiB) and downloaded once after the loop; on the host where the device has
+  // no room for the copies.
   struct TimedPick {
+    Device* device = nullptr;
     long seen = 0, call = 0;
     int variant = 0;
     std::vector<Perturbation> perturb;
-    std::vector<std::vector<unsigned char>> outputs;
+    bool on_device = true;
+    std::vector<void*> kept;                       // per output: its device copy (scratch: null)
+    std::vector<std::vector<unsigned char>> host;  // per output, when not on_device
+    TimedPick() = default;
+    TimedPick(const TimedPick&) = delete;
+    TimedPick& operator=(const TimedPick&) = delete;
+    ~TimedPick() { release(); }
+    void release() noexcept {
+      for (void*& p : kept)
+        if (p != nullptr) device->release(p);
+      kept.clear();
+    }
   };
   std::array<TimedPick, 4> picks;
+  auto keep_pick = [&](TimedPick& pick) {
+    pick.device = &device;
+    std::size_t n = cs.outputs.size();
+    if (pick.on_device) {
+      pick.kept.resize(n, nullptr);
+      try {
+        for (std::size_t k = 0; k < n; ++k) {
+          if (cs.outputs[k].role == Buffer::Role::Scratch) continue;
+          const Buffer& b = *cs.sets[kTestSet][k];
+          if (pick.kept[k] == nullptr)
+            pick.kept[k] = device.alloc(std::max<std::size_t>(b.bytes(), 1));
+          device.copy(pick.kept[k], b.handle(), 0, b.bytes());
+        }
+        return;
+      } catch (const DeviceError&) {  // no room for a copy: this class keeps its picks on the host
+        pick.release();
+        pick.on_device = false;
+      }
+    }
+    pick.host.resize(n);
+    for (std::size_t k = 0; k < n; ++k)
+      if (cs.outputs[k].role != Buffer::Role::Scratch)
+        to_host(*cs.sets[kTestSet][k], &pick.host[k]);
+  };
   bool new_placement = false;  // set by a move, cleared by the next timed call
 
   RunningStats running;
@@ -1201,10 +1240,7 @@ bool Runner::benchmark_shape(const Shape& shape) {
       pick.call = calls;
       pick.variant = variant;
       pick.perturb = perturb;
-      pick.outputs.resize(cs.outputs.size());
-      for (std::size_t k = 0; k < cs.outputs.size(); ++k)
-        if (cs.outputs[k].role != Buffer::Role::Scratch)
-          to_host(*cs.sets[kTestSet][k], &pick.outputs[k]);
+      keep_pick(pick);
     }
     bool device_timed = dev >= 0;
     double ms = device_timed ? dev : host;
@@ -1299,11 +1335,24 @@ bool Runner::benchmark_shape(const Shape& shape) {
   if (dumping()) {
     // The picked calls go to the checker with the inputs they saw, in call order; then the inputs
     // are restored (their checksums must hold) and one call on fresh inputs follows.
-    std::sort(picks.begin(), picks.end(),
-              [](const TimedPick& a, const TimedPick& b) { return a.call < b.call; });
-    for (TimedPick& pick : picks) {
-      if (pick.call != 0 && !dump_outputs(cs, kTestSet, "timed", int(pick.call), pick.variant,
-                                          pick.perturb, nullptr, &pick.outputs))
+    std::array<std::size_t, 4> order = {0, 1, 2, 3};
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return picks[a].call < picks[b].call; });
+    for (std::size_t i : order) {
+      TimedPick& pick = picks[i];
+      if (pick.call == 0) continue;
+      std::vector<std::vector<unsigned char>> data = std::move(pick.host);
+      if (pick.on_device) {
+        data.assign(cs.outputs.size(), {});
+        for (std::size_t k = 0; k < cs.outputs.size(); ++k) {
+          if (pick.kept[k] == nullptr) continue;
+          data[k].resize(cs.sets[kTestSet][k]->bytes());
+          if (!data[k].empty()) device.download(pick.kept[k], 0, data[k].data(), data[k].size());
+        }
+      }
+      pick.release();
+      if (!dump_outputs(cs, kTestSet, "timed", int(pick.call), pick.variant, pick.perturb, nullptr,
+                        &data))
         return false;
     }
     restore_inputs(cs, &undo);
