@@ -30,6 +30,15 @@ std::string file_text(const std::filesystem::path& path) {
   return text.is_ok() ? *text : std::string();
 }
 
+int timed_checks(const std::string& reason) {
+  const std::string tail = " checks of timed calls";
+  std::size_t end = reason.find(tail);
+  if (end == std::string::npos) return -1;
+  std::size_t begin = reason.find_last_not_of("0123456789", end - 1);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  return begin < end ? std::stoi(reason.substr(begin, end - begin)) : -1;
+}
+
 std::vector<int> processes_mentioning(const std::string& text) {
   std::vector<int> pids;
   std::error_code ec;

@@ -91,5 +91,7 @@ pid_t spawn_cli(const Scratch& scratch, const std::vector<std::string>& args,
 std::string file_text(const std::filesystem::path& path);
 // Ids of running processes (this one excluded) whose command line contains `text`.
 std::vector<int> processes_mentioning(const std::string& text);
+// N in a correct verdict's "..., and N checks of timed calls" (-1 where the reason says none).
+int timed_checks(const std::string& reason);
 
 }  // namespace kf::e2e
