@@ -31,13 +31,15 @@ Status enable_wal(sqlite3* db, const std::string& where, int busy_timeout_ms) {
 // SQLite takes a 0-byte file for a new, empty database. An existing empty file is more likely a
 // truncated copy or a failed write than a wish for a fresh database: refuse it, so a job's
 // history is never silently replaced by nothing. Another process that is creating the database
-// right now writes its first page within moments, so a short wait tells the two apart.
+// right now writes its first page soon, so a wait tells the two apart: 2 s, as a 250 ms wait was
+// once too short on the loaded 2-core CI machine (a job refused the file another process had
+// just created).
 Status refuse_empty_file(const std::filesystem::path& path) {
   std::error_code ec;
   auto empty = [&] { return fs::is_regular_file(path, ec) && fs::file_size(path, ec) == 0 && !ec; };
   if (!empty()) return Status::ok();
-  for (int i = 0; i < 25 && empty(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 100 && empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   if (!empty()) return Status::ok();
   return Status::error("kernel database " + path.string() +
                        " exists but is empty (0 bytes): it is not a database, perhaps a truncated "

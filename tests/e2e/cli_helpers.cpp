@@ -30,6 +30,12 @@ std::string file_text(const std::filesystem::path& path) {
   return text.is_ok() ? *text : std::string();
 }
 
+bool db_started(const std::filesystem::path& db) {
+  std::error_code ec;
+  auto size = fs::file_size(db, ec);
+  return !ec && size > 0;
+}
+
 int timed_checks(const std::string& reason) {
   const std::string tail = " checks of timed calls";
   std::size_t end = reason.find(tail);

@@ -91,6 +91,9 @@ pid_t spawn_cli(const Scratch& scratch, const std::vector<std::string>& args,
 std::string file_text(const std::filesystem::path& path);
 // Ids of running processes (this one excluded) whose command line contains `text`.
 std::vector<int> processes_mentioning(const std::string& text);
+// Whether the job's database holds its first page: a test polling a running job opens it only
+// then, so the test never creates the file the job is about to create.
+bool db_started(const std::filesystem::path& db);
 // N in a correct verdict's "..., and N checks of timed calls" (-1 where the reason says none).
 int timed_checks(const std::string& reason);
 

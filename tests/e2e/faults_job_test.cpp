@@ -58,6 +58,7 @@ bool wait_for(F done, double timeout_s) {
 }
 
 std::optional<JobRecord> job_row(const Scratch& scratch, const std::string& name) {
+  if (!db_started(scratch.db())) return std::nullopt;
   auto store = Store::open(scratch.db());
   if (!store) return std::nullopt;
   auto job = (*store)->job(name);

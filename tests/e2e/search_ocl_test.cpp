@@ -363,6 +363,7 @@ TEST(SearchOcl, KilledJobResumesWithoutPayingTwice) {
   bool killed = false;
   for (int i = 0; i < 2400 && !killed; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!db_started(scratch.db())) continue;
     auto store = Store::open(scratch.db());
     if (!store) continue;
     auto kernels = (*store)->kernels({.job_name = "e2e_resume"});
