@@ -1160,7 +1160,8 @@ bool Runner::benchmark_shape(const Shape& shape) {
     int variant = 0;
     std::vector<Perturbation> perturb;
     bool on_device = true;
-    std::vector<void*> kept;                       // per output: its device copy (scratch: null)
+    std::vector<void*> kept;         // per output: a device buffer of its capacity (scratch: null)
+    std::vector<std::size_t> bytes;  // per output: what the picked call produced
     std::vector<std::vector<unsigned char>> host;  // per output, when not on_device
     TimedPick() = default;
     TimedPick(const TimedPick&) = delete;
@@ -1178,13 +1179,17 @@ bool Runner::benchmark_shape(const Shape& shape) {
     std::size_t n = cs.outputs.size();
     if (pick.on_device) {
       pick.kept.resize(n, nullptr);
+      pick.bytes.assign(n, 0);
       try {
         for (std::size_t k = 0; k < n; ++k) {
           if (cs.outputs[k].role == Buffer::Role::Scratch) continue;
+          // An output's produced count may change from call to call (Buffer::set_count): the
+          // copy is sized by the capacity, the pick remembers the count.
           const Buffer& b = *cs.sets[kTestSet][k];
           if (pick.kept[k] == nullptr)
-            pick.kept[k] = device.alloc(std::max<std::size_t>(b.bytes(), 1));
+            pick.kept[k] = device.alloc(std::max<std::size_t>(BufferAccess::capacity_bytes(b), 1));
           device.copy(pick.kept[k], b.handle(), 0, b.bytes());
+          pick.bytes[k] = b.bytes();
         }
         return;
       } catch (const DeviceError&) {  // no room for a copy: this class keeps its picks on the host
@@ -1346,7 +1351,7 @@ bool Runner::benchmark_shape(const Shape& shape) {
         data.assign(cs.outputs.size(), {});
         for (std::size_t k = 0; k < cs.outputs.size(); ++k) {
           if (pick.kept[k] == nullptr) continue;
-          data[k].resize(cs.sets[kTestSet][k]->bytes());
+          data[k].resize(pick.bytes[k]);
           if (!data[k].empty()) device.download(pick.kept[k], 0, data[k].data(), data[k].size());
         }
       }

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,6 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "harness/dump.h"
 #include "harness/test_util.h"
 #include "kernelfoundry/harness.h"
 
@@ -482,6 +485,68 @@ TEST(HostRunner, AThreadStillWorkingAfterTheCallFailsIt) {
   EXPECT_NE(code, 0);
   ASSERT_TRUE(json.is_object());
   EXPECT_TRUE(has_flag(json, "thread_outlived_call")) << json.dump();
+}
+
+namespace {
+
+// y = x + 1 over the first n / 2 + calls elements (at most n), that count set as produced: a
+// task whose output length grows from call to call, so each picked timed call produced more than
+// the ones picked before it.
+struct GrowingCount : kf::Problem {
+  long calls = 0;
+  void setup(kf::Case& c) override {
+    c.input("x", kf::f32, c.dim("n"), kf::uniform(-1, 1));
+    c.output("y", kf::f32, c.dim("n"), kf::tolerance(1e-6, 1e-6));
+  }
+  void run(kf::Case& c, kf::Impl) override {
+    long n = c.dim("n"), produced = std::min(n, n / 2 + ++calls);
+    const float* x = c.buffer("x").host<float>();
+    float* y = c.buffer("y").host<float>();
+    for (long i = 0; i < produced; ++i) y[i] = x[i] + 1;
+    c.buffer("y").set_count(produced);
+  }
+};
+
+}  // namespace
+
+// A picked timed call's outputs are kept with the count that call produced, whatever the calls
+// picked before or after it produced.
+TEST(HostRunner, PickedTimedCallsKeepTheCountTheyProduced) {
+  std::string dir = kf::testing::make_temp_dir();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    GrowingCount p;
+    std::vector<std::string> args = quick_benchmark_args();
+    args.insert(args.end(), {"--phase", "benchmark", "--min-samples", "60", "--max-samples", "60",
+                             "--out", dir + "/result.json", "--dump-dir", dir + "/outputs"});
+    run_main(p, suite(), args);
+    ::_exit(99);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the benchmark child died of signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  std::vector<kf::DumpEntry> entries;
+  std::string err;
+  ASSERT_TRUE(kf::read_dump(dir + "/outputs", &entries, &err)) << err;
+  int timed = 0;
+  for (const kf::DumpEntry& e : entries) {
+    if (e.kind != "timed") continue;
+    ++timed;
+    ASSERT_EQ(e.outputs.size(), 1u);
+    long n = e.shape.dims().front().second;
+    EXPECT_LT(e.outputs[0].count, n) << e.shape.id() << " call " << e.call;
+    std::vector<unsigned char> bytes;
+    ASSERT_TRUE(kf::read_dumped(dir + "/outputs", e.outputs[0], &bytes, &err)) << err;
+    // Every element the call produced is x + 1 of a perturbed input: none is the poison.
+    const float* y = reinterpret_cast<const float*>(bytes.data());
+    for (long i = 0; i < e.outputs[0].count; ++i)
+      ASSERT_TRUE(std::isfinite(y[i]) && y[i] >= -0.5f && y[i] <= 3.0f)
+          << e.shape.id() << " call " << e.call << " element " << i << ": " << y[i];
+  }
+  EXPECT_GE(timed, 2);
 }
 
 TEST(HostRunner, AnIdleThreadLeftByARuntimeIsNotTheCallsWork) {
