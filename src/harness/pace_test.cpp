@@ -288,63 +288,68 @@ TEST(Pace, TheJudgeTimesTheReferenceOnRequest) {
 // moved buffers keep their data: the run ends clean (inputs' checksums and guards intact, the
 // checked call right).
 TEST(Pace, BuffersMoveBetweenBatchesWhereTheDeviceAsks) {
-  std::string log = kf::testing::make_temp_dir() + "/places.txt";
-  ::setenv("KF_HARNESS_MOVE_BUFFERS", "1", 1);
-  PacedChild child = start_paced_child(log);
-  ::unsetenv("KF_HARNESS_MOVE_BUFFERS");
-  ASSERT_GT(child.pid, 0);
-  Channel& ch = child.ch;
-  const std::string nonce = "0123456789abcdef";
-  ch.send("nonce " + nonce);
-  std::string line;
-  for (const char* shape : {"n=4096", "n=5000"}) {
-    for (const char* cmd : {"go 2", "go 3", "go 3"}) {
+  for (bool moved : {true, false}) {
+    SCOPED_TRACE(moved ? "moved" : "kept");
+    std::string log = kf::testing::make_temp_dir() + "/places.txt";
+    ::setenv("KF_HARNESS_MOVE_BUFFERS", moved ? "1" : "0", 1);
+    PacedChild child = start_paced_child(log);
+    ::unsetenv("KF_HARNESS_MOVE_BUFFERS");
+    ASSERT_GT(child.pid, 0);
+    Channel& ch = child.ch;
+    const std::string nonce = "0123456789abcdef";
+    ch.send("nonce " + nonce);
+    std::string line;
+    for (const char* shape : {"n=4096", "n=5000"}) {
+      for (const char* cmd : {"go 2", "go 3", "go 3"}) {
+        ASSERT_TRUE(ch.line(&line));
+        EXPECT_NE(line.find(shape), std::string::npos) << line;
+        ch.send(cmd);
+      }
       ASSERT_TRUE(ch.line(&line));
-      EXPECT_NE(line.find(shape), std::string::npos) << line;
-      ch.send(cmd);
+      ch.send("next");
     }
     ASSERT_TRUE(ch.line(&line));
-    ch.send("next");
-  }
-  ASSERT_TRUE(ch.line(&line));
-  EXPECT_EQ(line, "kf-pace " + nonce + " done");
-  nlohmann::json r;
-  EXPECT_EQ(finish(child, &r), 0) << r;
-  // The timed calls (2 + 3 + 3) come last but one (the call on fresh inputs after the timing
-  // follows): the probe's on the warm-up's place, then a new place per batch.
-  std::vector<std::string> at = places(log, 4096);
-  ASSERT_GE(at.size(), 9u);
-  std::vector<std::string> timed(at.end() - 9, at.end() - 1);
-  EXPECT_EQ(timed[0], timed[1]);
-  EXPECT_NE(timed[2], timed[1]) << "the second batch runs where the probe ran";
-  EXPECT_EQ(timed[2], timed[4]);
-  EXPECT_NE(timed[5], timed[4]) << "the third batch runs where the second ran";
-  EXPECT_EQ(timed[5], timed[7]);
-  // The checker gets, per shape, one timed call of each poison variant among the first calls on
-  // new places (here the first of batches 2 and 3, one of each variant) and one of each among the
-  // others: a memo keyed on the pointers computes honestly on the first and cheats on the rest.
-  std::vector<kf::DumpEntry> entries;
-  std::string err;
-  ASSERT_TRUE(kf::read_dump(child.dump, &entries, &err)) << err;
-  for (const char* shape : {"n=4096", "n=5000"}) {
-    int post = 0;
-    std::set<int> timed_calls;
-    std::set<int> variants;
-    for (const kf::DumpEntry& e : entries) {
-      if (e.shape.id() != shape) continue;
-      if (e.kind == "post") post = e.call;
-      if (e.kind != "timed") continue;
-      timed_calls.insert(e.call);
-      variants.insert(e.variant);
+    EXPECT_EQ(line, "kf-pace " + nonce + " done");
+    nlohmann::json r;
+    EXPECT_EQ(finish(child, &r), 0) << r;
+    // The timed calls (2 + 3 + 3) come last but one (the call on fresh inputs after the timing
+    // follows): the probe's on the warm-up's place, then, moved, a new place per batch.
+    std::vector<std::string> at = places(log, 4096);
+    ASSERT_GE(at.size(), 9u);
+    std::vector<std::string> timed(at.end() - 9, at.end() - 1);
+    EXPECT_EQ(timed[0], timed[1]);
+    EXPECT_EQ(timed[2] != timed[1], moved) << "the second batch's place";
+    EXPECT_EQ(timed[2], timed[4]);
+    EXPECT_EQ(timed[5] != timed[4], moved) << "the third batch's place";
+    EXPECT_EQ(timed[5], timed[7]);
+    // The checker gets, per shape, one timed call of each poison variant among the first calls of
+    // the batches, moved or not (post-8 and post-6 share a variant, post-3 has the other), and one
+    // of each among the others: a memo keyed on the pointers, or on the pause before a batch,
+    // computes honestly on the first and cheats on the rest.
+    std::vector<kf::DumpEntry> entries;
+    std::string err;
+    ASSERT_TRUE(kf::read_dump(child.dump, &entries, &err)) << err;
+    for (const char* shape : {"n=4096", "n=5000"}) {
+      int post = 0;
+      std::set<int> timed_calls;
+      std::set<int> variants;
+      for (const kf::DumpEntry& e : entries) {
+        if (e.shape.id() != shape) continue;
+        if (e.kind == "post") post = e.call;
+        if (e.kind != "timed") continue;
+        timed_calls.insert(e.call);
+        variants.insert(e.variant);
+      }
+      ASSERT_GT(post, 9) << shape;
+      EXPECT_EQ(timed_calls.size(), 4u) << shape;
+      EXPECT_EQ(variants.size(), 2u) << shape;
+      // Calls post-8 .. post-1 were timed: batches of 2, 3 and 3.
+      for (int call : timed_calls)
+        EXPECT_TRUE(call >= post - 8 && call < post) << shape << " " << call;
+      EXPECT_EQ(timed_calls.count(post - 8) + timed_calls.count(post - 6), 1u)
+          << shape << ": one of batch 1's and batch 2's first calls is checked";
+      EXPECT_EQ(timed_calls.count(post - 3), 1u) << shape << ": batch 3's first call not checked";
     }
-    ASSERT_GT(post, 9) << shape;
-    EXPECT_EQ(timed_calls.size(), 4u) << shape;
-    EXPECT_EQ(variants.size(), 2u) << shape;
-    // Calls post-8 .. post-1 were timed: batches of 2, 3 and 3.
-    EXPECT_EQ(timed_calls.count(post - 6), 1u) << shape << ": batch 2's first call not checked";
-    EXPECT_EQ(timed_calls.count(post - 3), 1u) << shape << ": batch 3's first call not checked";
-    for (int call : timed_calls)
-      EXPECT_TRUE(call >= post - 8 && call < post) << shape << " " << call;
   }
 }
 

@@ -1146,11 +1146,12 @@ bool Runner::benchmark_shape(const Shape& shape) {
   std::set<long> threads;
   if (dumping()) threads = thread_ids();
   // The timed calls whose outputs go to the checker: in each class of call the candidate can tell
-  // apart (the poison variant its outputs held; whether it is the first call on buffers placed
-  // anew), one call picked uniformly at random after the fact (reservoir sampling). The candidate
-  // cannot know which calls are checked, and computing honestly in one class only does not pass:
-  // a memo keyed on the pointers misses, and so computes, on exactly the first call after a move,
-  // which one pick over all calls would hit 1 time in k for batches of k calls. A picked call's
+  // apart (the poison variant its outputs held; whether it is the first call of a batch, which
+  // follows a pause and, where the device asks, buffers placed anew), one call picked uniformly at
+  // random after the fact (reservoir sampling). The candidate cannot know which calls are checked,
+  // and computing honestly in one class only does not pass: a memo keyed on the pointers, or on
+  // the pause before a call, misses, and so computes, on exactly the first call of a batch, which
+  // one pick over all calls would hit 1 time in k for batches of k calls. A picked call's
   // outputs are kept on the device (a device-to-device copy, so the loop pays little even for
   // outputs of tens of MiB) and downloaded once after the loop; on the host where the device has
   // no room for the copies.
@@ -1202,7 +1203,7 @@ bool Runner::benchmark_shape(const Shape& shape) {
       if (cs.outputs[k].role != Buffer::Role::Scratch)
         to_host(*cs.sets[kTestSet][k], &pick.host[k]);
   };
-  bool new_placement = false;  // set by a move, cleared by the next timed call
+  bool batch_start = false;  // set before a batch's first call (or after a move), cleared by it
 
   RunningStats running;
   long exceed = 0;
@@ -1239,8 +1240,8 @@ bool Runner::benchmark_shape(const Shape& shape) {
       }
     }
     int variant = (calls - 1) % 2;
-    TimedPick& pick = picks[std::size_t(variant + (new_placement ? 2 : 0))];
-    new_placement = false;
+    TimedPick& pick = picks[std::size_t(variant + (batch_start ? 2 : 0))];
+    batch_start = false;
     if (dumping() && rng_() % std::uint64_t(++pick.seen) == 0) {
       pick.call = calls;
       pick.variant = variant;
@@ -1278,7 +1279,10 @@ bool Runner::benchmark_shape(const Shape& shape) {
         return false;
       }
       if (cmd.kind == PaceCommand::Kind::Next) break;
-      if (batch > 0) new_placement = move_buffers(cs);
+      // Every batch's first call is a class of its own, moved or not: it follows the pause in
+      // which the reference's batch ran, which a candidate can measure (OpenCL never moves).
+      if (batch > 0) (void)move_buffers(cs);
+      batch_start = true;
       batch_ms.clear();
       for (long k = 0; k < cmd.calls; ++k) {
         double ms = 0;
@@ -1307,7 +1311,7 @@ bool Runner::benchmark_shape(const Shape& shape) {
     bool moving = move_env != nullptr && std::string(move_env) == "1" &&
                   options_.perf_control.empty() && !options_.profile_one_call;
     for (long k = 0;; ++k) {
-      if (moving && k > 0 && k % kStandaloneMoveEvery == 0) new_placement = move_buffers(cs);
+      if (moving && k > 0 && k % kStandaloneMoveEvery == 0) batch_start = move_buffers(cs);
       double ms = 0;
       if (!timed_call(&ms)) return false;
       t.stop = should_stop(running, seconds_since(loop_start), rule);

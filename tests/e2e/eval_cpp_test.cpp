@@ -74,9 +74,9 @@ TEST(EvalCpp, CrashHangFirstCallOnlyAndCorrectInOneJob) {
     EXPECT_EQ(k.verdict, 5) << k.reason;
     // 4 correctness shapes x 1 seed, call 1 judged by the checker (call 2 is compared with call 1
     // in the candidate's run); the 3 benchmark shapes after timing: a call on fresh inputs and
-    // up to four picked timed calls (one of each poison variant among the calls on kept places,
-    // and, as the host moves the buffers for every batch after the first pair, of three pairs at
-    // least, one of each among the first calls on new places): at least one of each kind.
+    // up to four picked timed calls (one of each poison variant among the first calls of the
+    // batches, which the host also moves to new places, and one of each among the other calls;
+    // the variants a class holds depend on the batches' sizes): two to four per shape.
     EXPECT_CONTAINS(k.reason, "all 4 correctness checks passed, and ");
     int timed = timed_checks(k.reason);
     EXPECT_GE(timed, 3 * 3) << k.reason;
