@@ -974,6 +974,8 @@ ScreenResult Screener::run() {
     for (const auto& [path, text] : request_.opencl_sources) {
       auto found = screen_opencl_includes(path, text, request_.package_files);
       violations_.insert(violations_.end(), found.begin(), found.end());
+      found = screen_opencl_assembly(path, text);
+      violations_.insert(violations_.end(), found.begin(), found.end());
     }
   }
 
@@ -1176,6 +1178,48 @@ std::vector<ScreenViolation> screen_opencl_includes(const std::string& path,
         check(number, raw.substr(open + 1));
       }
       if (raw.find(probe) != std::string::npos) break;  // "__has_include" is in "..._next"
+    }
+  }
+  return out;
+}
+
+std::vector<ScreenViolation> screen_opencl_assembly(const std::string& path,
+                                                    const std::string& text) {
+  std::vector<ScreenViolation> out;
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (const auto& [number, line] : logical_lines(text)) {
+    char quote = 0;
+    for (size_t i = 0; i < line.size();) {
+      char c = line[i];
+      if (quote != 0) {  // inside a literal: skip it, escapes included
+        i += c == '\\' ? 2 : 1;
+        if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == '"' || c == '\'') {
+        quote = c;
+        ++i;
+        continue;
+      }
+      if (!is_word(c)) {
+        ++i;
+        continue;
+      }
+      size_t end = i;
+      while (end < line.size() && is_word(line[end])) ++end;
+      std::string word = line.substr(i, end - i);
+      i = end;
+      if (word != "asm" && word != "__asm" && word != "__asm__") continue;
+      ScreenViolation v;
+      v.file = path;
+      v.symbol = v.readable = word;
+      v.rule = "inline assembly";
+      v.summary = path + ":" + std::to_string(number) + " uses inline assembly (" + word + ")";
+      v.message = "line " + std::to_string(number) + " names `" + word +
+                  "`: kernels may not use inline assembly (on a CPU device it runs as native "
+                  "code, able to make system calls and read the cycle counter); write the kernel "
+                  "in OpenCL C and its built-in functions.";
+      out.push_back(std::move(v));
     }
   }
   return out;

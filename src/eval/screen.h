@@ -75,4 +75,11 @@ std::vector<ScreenViolation> screen_opencl_includes(const std::string& path,
                                                     const std::string& text,
                                                     const std::vector<std::string>& package_files);
 
+// Exposed for tests: inline assembly in one OpenCL C source (`asm`, `__asm`, `__asm__` named
+// anywhere outside comments and literals, `#undef` and `#define` included). On a CPU device
+// (PoCL) it is native code: system calls, the cycle counter, the harness's memory. A name formed
+// by token pasting meets the harness's build options, which define all three as macros.
+std::vector<ScreenViolation> screen_opencl_assembly(const std::string& path,
+                                                    const std::string& text);
+
 }  // namespace kf

@@ -484,5 +484,41 @@ TEST(ScreenOpenCl, IncludeFormsAreCheckedWithLineNumbers) {
   EXPECT_EQ(found[6], "kernels/softmax.cl:9 includes \"reference.cl\"");
 }
 
+TEST(ScreenOpenCl, InlineAssemblyIsRefusedWhereverItIsNamed) {
+  auto lines_of = [](const std::string& text) {
+    std::vector<std::string> out;
+    for (const auto& v : screen_opencl_assembly("softmax.cl", text)) out.push_back(v.summary);
+    return out;
+  };
+  // Comments, literals and longer names are not inline assembly.
+  EXPECT_TRUE(lines_of("// asm(\"rdtsc\")\n/* __asm__ */\nconstant char* s = \"asm\";\n"
+                       "char q = '\\'', r = 'a'; int asm_count, my__asm__, x_asm;\n")
+                  .empty());
+  auto found = lines_of(
+      "__asm__ volatile(\"rdtsc\");\n"          // 1
+      "void f() { asm(\"nop\"); }\n"            // 2
+      "#undef __asm\n"                          // 3
+      "int y = 1; __as\\\nm__(\"syscall\");\n"  // 4 (continued onto 5)
+      "char c = '\"'; asm(\"\");\n");           // 6: after a quote in a character literal
+  ASSERT_EQ(found.size(), 5u) << testing::PrintToString(found);
+  EXPECT_EQ(found[0], "softmax.cl:1 uses inline assembly (__asm__)");
+  EXPECT_EQ(found[1], "softmax.cl:2 uses inline assembly (asm)");
+  EXPECT_EQ(found[2], "softmax.cl:3 uses inline assembly (__asm)");
+  EXPECT_EQ(found[3], "softmax.cl:4 uses inline assembly (__asm__)");
+  EXPECT_EQ(found[4], "softmax.cl:6 uses inline assembly (asm)");
+
+  // Through screen_candidate: verdict-1 text naming the line and the fix.
+  ScreenRequest req;
+  req.language = Language::kOcl;
+  req.opencl_sources = {{"softmax.cl", "kernel void k() {}\n__asm__(\"syscall\");\n"}};
+  req.package_files = {"softmax.cl"};
+  FakeProcessRunner fake;
+  ScreenResult bad = screen_candidate(req, fake);
+  EXPECT_FALSE(bad.ok);
+  EXPECT_NE(bad.reason.find("softmax.cl:2 uses inline assembly (__asm__)"), std::string::npos)
+      << bad.reason;
+  EXPECT_NE(bad.log.find("write the kernel in OpenCL C"), std::string::npos) << bad.log;
+}
+
 }  // namespace
 }  // namespace kf

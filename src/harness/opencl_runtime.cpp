@@ -76,6 +76,11 @@ void check_cl(cl_int err, const char* call, const char* file, int line) {
 
 namespace {
 
+// Build options appended to every OpenCL build; see OpenCLRuntime::build.
+constexpr const char* kNoAssemblyOptions =
+    " -Dasm=kf_inline_assembly_is_not_allowed -D__asm=kf_inline_assembly_is_not_allowed"
+    " -D__asm__=kf_inline_assembly_is_not_allowed";
+
 std::string platform_string(cl_platform_id p, cl_platform_info what) {
   std::size_t size = 0;
   if (clGetPlatformInfo(p, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return "";
@@ -233,7 +238,11 @@ cl_program OpenCLRuntime::build(const std::string& file, const std::string& opti
   cl_program program = clCreateProgramWithSource(context_, 1, &src, &length, &err);
   KF_CL_CHECK(err);
 
-  std::string flags = options;
+  // Inline assembly (a clang extension, native code on a CPU device: system calls, the cycle
+  // counter) is refused: the evaluator's screen refuses the names written out anywhere in the
+  // source, `#undef` included, and these macros turn one formed by token pasting into an
+  // undeclared identifier.
+  std::string flags = options + kNoAssemblyOptions;
   // -I only where the source includes something: the folder's path is part of the driver's
   // compile-cache key (PoCL), and a per-run folder would then miss that cache on every run.
   if (source.find("#include") != std::string::npos) {

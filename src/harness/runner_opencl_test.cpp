@@ -166,6 +166,39 @@ TEST_F(OpenCLRunner, CompileErrorCarriesTheBuildLog) {
       << r.json["error_log"];
 }
 
+// Inline assembly formed by token pasting (the evaluator's screen sees no `__asm__` in the text)
+// meets the build options' macro and fails to build, naming why.
+TEST_F(OpenCLRunner, PastedInlineAssemblyDoesNotBuild) {
+  kf::testing::write_text(dir_ + "/pasted.cl",
+                          "#define JOIN(a, b) a##b\n"
+                          "__kernel void add_one(__global const float* x, __global float* y, "
+                          "int n) {\n"
+                          "  JOIN(__as, m__) volatile(\"nop\");\n"
+                          "  int i = get_global_id(0);\n"
+                          "  if (i < n) y[i] = x[i] + 1.0f;\n"
+                          "}\n");
+  AddOneCl p;
+  p.file = "pasted.cl";
+  auto r = run(p);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.json["error_kind"], "compile");
+  EXPECT_NE(r.json["error_log"].get<std::string>().find("kf_inline_assembly_is_not_allowed"),
+            std::string::npos)
+      << r.json["error_log"];
+  // The same kernel without the assembly builds and passes: the options break nothing else.
+  kf::testing::write_text(dir_ + "/pasted.cl",
+                          "#define JOIN(a, b) a##b\n"
+                          "__kernel void JOIN(add, _one)(__global const "
+                          "float* x, __global float* y, int n) {\n"
+                          "  int i = get_global_id(0);\n"
+                          "  if (i < n) y[i] = x[i] + 1.0f;\n"
+                          "}\n");
+  AddOneCl q;
+  q.file = "pasted.cl";
+  auto ok = run(q);
+  EXPECT_EQ(ok.exit_code, 0) << ok.stdout_text;
+}
+
 TEST_F(OpenCLRunner, MissingKernelNameListsWhatTheFileDefines) {
   AddOneCl p;
   p.kernel = "softmax";

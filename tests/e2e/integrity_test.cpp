@@ -111,7 +111,9 @@ const std::vector<Candidate>& adversarial() {
       // past a buffer's end are not detected on OpenCL (PoCL maps buffers without guard pages;
       // writes past the end are caught by the guard bytes). See docs/security.md.
       {"softmax_ocl", "adv_fake_pass_printf.cl", {"outside tolerance"}},
-      {"softmax_ocl", "adv_pause_memo.cl", {"timed call", "never written"}},
+      {"softmax_ocl", "adv_pause_memo.cl", {"timed call"}},
+      {"softmax_ocl", "adv_asm_syscall.cl", {"inline assembly", "__asm__"}},
+      {"softmax_ocl", "adv_asm_pasted.cl", {"kf_inline_assembly_is_not_allowed"}},
   };
   return list;
 }

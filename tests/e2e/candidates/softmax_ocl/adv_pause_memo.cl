@@ -1,40 +1,47 @@
 // Attack: honest only on the calls that follow a pause. OpenCL keeps the buffers in place, but
 // the paced benchmark runs the reference's batch between two of the candidate's, so the first
-// call of a batch comes after a gap the candidate can measure (rdtsc, through inline assembly on
-// a CPU device). State that outlives a call lives in a page mapped at a fixed address (an mmap
-// system call, also through assembly). Group 0 makes the decision for the whole launch and, when
-// honest, computes every row; the other groups do nothing. On the other calls nothing is
-// written: the outputs keep what the harness left in them. The first 32 calls of a process are
-// honest, so the correctness checks (two calls on the same inputs) pass.
+// call of a batch comes after a gap the candidate can measure, without inline assembly:
+// __builtin_readcyclecounter() reads the cycle counter, and on a CPU device (PoCL) a work-group's
+// __local memory is the worker thread's and keeps its values from one launch to the next.
+// Each worker thread tells a new launch from the next group of the same launch by the gap since
+// its last group ended, and a pause by a new launch's gap three times the last one. Its groups
+// compute their rows in a launch after a pause (and in the first 32 launches it sees, so the
+// correctness checks, two calls on the same inputs, pass); in the others nothing is written and
+// the outputs keep what the harness left in them.
 #define GROUP 64
-#define STATE_ADDR 0x5a5a00000000UL
+#define MAGIC 0x6b66706175736531UL
+#define SAME_LAUNCH_CYCLES 1000000UL  // a gap this short: the same launch's next group
 
-static inline ulong cycles(void) {
-  uint lo, hi;
-  __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-  return ((ulong)hi << 32) | lo;
-}
-
-// state[0]: cycles at the end of the last call; state[1]: the gap before it; state[2]: calls.
-static __global ulong* state_page(void) {
-  long ret;
-  // mmap(STATE_ADDR, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
-  // MAP_FIXED_NOREPLACE, -1, 0): -EEXIST once the page is there.
-  __asm__ volatile(
-      "mov $0x100022, %%r10\n\t"
-      "mov $-1, %%r8\n\t"
-      "xor %%r9, %%r9\n\t"
-      "syscall"
-      : "=a"(ret)
-      : "a"(9L), "D"(STATE_ADDR), "S"(4096L), "d"(3L)
-      : "rcx", "r11", "r8", "r9", "r10", "memory");
-  return (__global ulong*)STATE_ADDR;
-}
-
-static void softmax_row(__global const float* in, __global float* out, int cols, int lid,
-                        __local float* part) {
+__kernel void softmax(__global const float* x, __global float* y, int rows, int cols) {
+  __local float part[GROUP];
+  // [0] MAGIC once set up, [1] cycles at the end of this thread's last group, [2] the gap before
+  // its last launch, [3] launches seen, [4] whether this launch computes.
+  __local ulong state[5];
+  int row = get_group_id(0);
+  int lid = get_local_id(0);
+  if (lid == 0) {
+    ulong now = __builtin_readcyclecounter();
+    if (state[0] != MAGIC) {
+      state[0] = MAGIC;
+      state[1] = now;
+      state[2] = 0;
+      state[3] = 0;
+      state[4] = 1;
+    }
+    ulong gap = now - state[1];
+    if (gap > SAME_LAUNCH_CYCLES) {
+      state[4] = state[3] < 32 || gap > 3 * state[2];
+      state[2] = gap;
+      state[3] += 1;
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  // The barriers stay outside any branch: a launch that does not compute loops over no columns.
+  int n = state[4] != 0 && row < rows ? cols : 0;
+  __global const float* in = x + (long)row * cols;
+  __global float* out = y + (long)row * cols;
   float m = -INFINITY;
-  for (int c = lid; c < cols; c += GROUP) m = fmax(m, in[c]);
+  for (int c = lid; c < n; c += GROUP) m = fmax(m, in[c]);
   part[lid] = m;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int step = GROUP / 2; step > 0; step >>= 1) {
@@ -44,7 +51,7 @@ static void softmax_row(__global const float* in, __global float* out, int cols,
   m = part[0];
   barrier(CLK_LOCAL_MEM_FENCE);
   float s = 0.0f;
-  for (int c = lid; c < cols; c += GROUP) s += exp(in[c] - m);
+  for (int c = lid; c < n; c += GROUP) s += exp(in[c] - m);
   part[lid] = s;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int step = GROUP / 2; step > 0; step >>= 1) {
@@ -52,28 +59,7 @@ static void softmax_row(__global const float* in, __global float* out, int cols,
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   float inv = 1.0f / part[0];
+  for (int c = lid; c < n; c += GROUP) out[c] = exp(in[c] - m) * inv;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int c = lid; c < cols; c += GROUP) out[c] = exp(in[c] - m) * inv;
-}
-
-__kernel void softmax(__global const float* x, __global float* y, int rows, int cols) {
-  __local float part[GROUP];
-  __local int honest;
-  if (get_group_id(0) != 0) return;
-  int lid = get_local_id(0);
-  if (lid == 0) {
-    __global ulong* st = state_page();
-    ulong now = cycles();
-    ulong gap = now - st[0];
-    // A pause: a gap three times the one before the last call.
-    honest = st[2] < 32 || gap > 3 * st[1];
-    st[1] = gap;
-    st[2] += 1;
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (honest)
-    for (int row = 0; row < rows; ++row)
-      softmax_row(x + (long)row * cols, y + (long)row * cols, cols, lid, part);
-  barrier(CLK_GLOBAL_MEM_FENCE);
-  if (lid == 0) state_page()[0] = cycles();
+  if (lid == 0) state[1] = __builtin_readcyclecounter();
 }
