@@ -26,10 +26,14 @@ TEST(HostCopyBandwidth, CopyThreadsWaitingForACpuDoNotReadAsSlowMemory) {
       volatile unsigned long x = 0;
       while (!stop.load(std::memory_order_relaxed)) x = x + 1;
     });
-  double busy = std::max(measure_copy_bandwidth_gbps(), measure_copy_bandwidth_gbps());
+  double busy = 0;
+  for (int i = 0; i < 3; ++i) busy = std::max(busy, measure_copy_bandwidth_gbps());
   stop = true;
   for (std::thread& h : hogs) h.join();
-  EXPECT_GT(busy, 0.75 * idle) << "idle " << idle << " GB/s, busy " << busy << " GB/s";
+  // Timed by the wall clock, a copy thread sharing its core with a hog reads about half (0.5);
+  // timed by its CPU time, near the idle figure, but a VM's neighbours move it: 0.69 was seen in
+  // a CI-like run (idle 12.3 GB/s, busy 8.5). The bound sits between the two.
+  EXPECT_GT(busy, 0.62 * idle) << "idle " << idle << " GB/s, busy " << busy << " GB/s";
 }
 
 }  // namespace
