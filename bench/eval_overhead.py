@@ -95,9 +95,11 @@ def main():
                 # The whole process's device operations and host fills, all phases together.
                 process_steps.setdefault(key, []).append(value)
         if "process.main" in phases:
-            # The test child's start before main and its end after it, as the parent saw them.
+            # The test child's start before main and its end after it, as the parent saw them
+            # (test_s also holds the checker's time, check_s: left out here, shown on its own).
             process_steps.setdefault("process.outside_main", []).append(
-                ks[i]["test_s"] - phases["process.main"])
+                ks[i]["test_s"] - ks[i].get("check_s", 0) - phases["process.main"])
+            process_steps.setdefault("process.check", []).append(ks[i].get("check_s", 0))
     summary = {
         "format": "kernelfoundry-eval-overhead",
         "task": args.task,
