@@ -21,7 +21,7 @@ import re
 import statistics
 import sys
 
-LINE = re.compile(r"^(\d+) (\d\d):(\d\d):(\d\d\.\d+) (.*)$")
+LINE = re.compile(r"^(\d+)\s+(\d\d):(\d\d):(\d\d\.\d+) (.*)$")
 CLONE_DONE = re.compile(r"(?:^|<\.\.\. )(?:clone3?|vfork|fork)\b.*\) = (\d+)$")
 EXECVE = re.compile(r'^execve\("([^"]*)"')
 WAIT_PID = re.compile(r"si_pid=(\d+), [^}]*si_code=CLD_(?:EXITED|KILLED|DUMPED)")
