@@ -430,10 +430,11 @@ ScreenResult Evaluator::screen_build(const BuildPlan& plan, const fs::path& src_
     std::string rel = it->path().lexically_relative(src_dir).generic_string();
     request.package_files.push_back(rel);
     bool evolve = std::find(evolve_files.begin(), evolve_files.end(), rel) != evolve_files.end();
-    if (evolve && to_lower(it->path().extension().string()) == ".cl") {
-      auto text = read_file(it->path());
-      if (text) request.opencl_sources.emplace_back(rel, *text);
-    }
+    if (!evolve) continue;
+    bool cl = to_lower(it->path().extension().string()) == ".cl";
+    if (!cl && options_.language != Language::kOcl) continue;
+    auto text = read_file(it->path());
+    if (text) (cl ? request.opencl_sources : request.other_evolve_sources).emplace_back(rel, *text);
   }
   request.work_dir = build_dir;
   return screen_candidate(request, runner_);

@@ -977,6 +977,10 @@ ScreenResult Screener::run() {
       found = screen_opencl_assembly(path, text);
       violations_.insert(violations_.end(), found.begin(), found.end());
     }
+    for (const auto& [path, text] : request_.other_evolve_sources) {
+      auto found = screen_opencl_assembly(path, text);
+      violations_.insert(violations_.end(), found.begin(), found.end());
+    }
   }
 
   result.violations = violations_;

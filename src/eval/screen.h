@@ -34,6 +34,10 @@ struct ScreenRequest {
   std::vector<std::filesystem::path> library_files;
   // OpenCL C sources of the candidate: (path relative to the package root, text).
   std::vector<std::pair<std::string, std::string>> opencl_sources;
+  // OCL: every other file the candidate wrote (an EVOLVE block in a header a .cl includes), as
+  // (path, text): checked for inline assembly like the .cl sources, as an OpenCL build may read
+  // it (a `#undef __asm__` there would undo the harness's build options).
+  std::vector<std::pair<std::string, std::string>> other_evolve_sources;
   // Paths relative to the package root of the files a .cl source may #include (the package's
   // files WITHOUT the reference's).
   std::vector<std::string> package_files;

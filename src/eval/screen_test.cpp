@@ -518,6 +518,16 @@ TEST(ScreenOpenCl, InlineAssemblyIsRefusedWhereverItIsNamed) {
   EXPECT_NE(bad.reason.find("softmax.cl:2 uses inline assembly (__asm__)"), std::string::npos)
       << bad.reason;
   EXPECT_NE(bad.log.find("write the kernel in OpenCL C"), std::string::npos) << bad.log;
+
+  // An EVOLVE block in a header the .cl includes is checked too: there a `#undef` would undo the
+  // build options that catch a pasted name.
+  req.opencl_sources = {{"softmax.cl", "#include \"tile.clh\"\nkernel void k() {}\n"}};
+  req.other_evolve_sources = {{"tile.clh", "#undef __asm__\n"}};
+  req.package_files = {"softmax.cl", "tile.clh"};
+  ScreenResult header = screen_candidate(req, fake);
+  EXPECT_FALSE(header.ok);
+  EXPECT_NE(header.reason.find("tile.clh:1 uses inline assembly (__asm__)"), std::string::npos)
+      << header.reason;
 }
 
 }  // namespace
