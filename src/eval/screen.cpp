@@ -1017,9 +1017,24 @@ ScreenResult Screener::run() {
 // OpenCL C includes
 // ------------------------------------------------------------------------------------------------
 
-// The source with comments blanked (newlines kept, so line numbers stay) and continuations joined
-// into their first line's number.
-std::vector<std::pair<int, std::string>> logical_lines(const std::string& text) {
+// The source with trigraphs replaced (OpenCL C builds have them on: `??/` and a newline join two
+// lines, `??=` is `#`), comments blanked (newlines kept, so line numbers stay) and continuations
+// joined into their first line's number.
+std::vector<std::pair<int, std::string>> logical_lines(const std::string& source) {
+  static const std::string kFrom = "=/'()!<>-", kTo = "#\\^[]|{}~";
+  std::string text;
+  text.reserve(source.size());
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    std::size_t at = i + 2 < source.size() && source[i] == '?' && source[i + 1] == '?'
+                         ? kFrom.find(source[i + 2])
+                         : std::string::npos;
+    if (at == std::string::npos) {
+      text += source[i];
+    } else {
+      text += kTo[at];
+      i += 2;
+    }
+  }
   std::string clean;
   clean.reserve(text.size());
   bool block = false, line_comment = false, in_string = false;
@@ -1158,7 +1173,7 @@ std::vector<ScreenViolation> screen_opencl_includes(const std::string& path,
   for (const auto& [number, raw] : logical_lines(text)) {
     std::string line = trim_left(raw);
     bool directive = false;
-    for (std::string_view hash : {"#", "%:", "?\?="}) {
+    for (std::string_view hash : {"#", "%:"}) {
       if (starts_with(line, hash)) {
         line = trim_left(std::string_view(line).substr(hash.size()));
         directive = true;

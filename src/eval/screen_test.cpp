@@ -473,8 +473,9 @@ TEST(ScreenOpenCl, IncludeFormsAreCheckedWithLineNumbers) {
       "#define F \"x.h\"\n#include F\n"             // 4, 5
       "%:include \"reference.cl\"\n"                // 6
       "#if __has_include(\"../secret\")\n#endif\n"  // 7
-      "#include \\\n  \"reference.cl\"\n");         // 9 (continued)
-  ASSERT_EQ(found.size(), 7u) << testing::PrintToString(found);
+      "#include \\\n  \"reference.cl\"\n"           // 9 (continued)
+      "?\?=include \"reference.cl\"\n");            // 11: a trigraph `#`
+  ASSERT_EQ(found.size(), 8u) << testing::PrintToString(found);
   EXPECT_EQ(found[0], "kernels/softmax.cl:1 includes <stdio.h>");
   EXPECT_EQ(found[1], "kernels/softmax.cl:2 includes \"/work/.env\"");
   EXPECT_EQ(found[2], "kernels/softmax.cl:3 includes \"../../.env\"");
@@ -482,6 +483,7 @@ TEST(ScreenOpenCl, IncludeFormsAreCheckedWithLineNumbers) {
   EXPECT_EQ(found[4], "kernels/softmax.cl:6 includes \"reference.cl\"");
   EXPECT_EQ(found[5], "kernels/softmax.cl:7 includes \"../secret\"");
   EXPECT_EQ(found[6], "kernels/softmax.cl:9 includes \"reference.cl\"");
+  EXPECT_EQ(found[7], "kernels/softmax.cl:11 includes \"reference.cl\"");
 }
 
 TEST(ScreenOpenCl, InlineAssemblyIsRefusedWhereverItIsNamed) {
@@ -499,13 +501,15 @@ TEST(ScreenOpenCl, InlineAssemblyIsRefusedWhereverItIsNamed) {
       "void f() { asm(\"nop\"); }\n"            // 2
       "#undef __asm\n"                          // 3
       "int y = 1; __as\\\nm__(\"syscall\");\n"  // 4 (continued onto 5)
-      "char c = '\"'; asm(\"\");\n");           // 6: after a quote in a character literal
-  ASSERT_EQ(found.size(), 5u) << testing::PrintToString(found);
+      "char c = '\"'; asm(\"\");\n"             // 6: after a quote in a character literal
+      "#undef __as?\?/\nm__\n");                // 7: a trigraph continuation (onto 8)
+  ASSERT_EQ(found.size(), 6u) << testing::PrintToString(found);
   EXPECT_EQ(found[0], "softmax.cl:1 uses inline assembly (__asm__)");
   EXPECT_EQ(found[1], "softmax.cl:2 uses inline assembly (asm)");
   EXPECT_EQ(found[2], "softmax.cl:3 uses inline assembly (__asm)");
   EXPECT_EQ(found[3], "softmax.cl:4 uses inline assembly (__asm__)");
   EXPECT_EQ(found[4], "softmax.cl:6 uses inline assembly (asm)");
+  EXPECT_EQ(found[5], "softmax.cl:7 uses inline assembly (__asm__)");
 
   // Through screen_candidate: verdict-1 text naming the line and the fix.
   ScreenRequest req;

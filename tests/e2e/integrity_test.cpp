@@ -114,6 +114,7 @@ const std::vector<Candidate>& adversarial() {
       {"softmax_ocl", "adv_pause_memo.cl", {"timed call"}},
       {"softmax_ocl", "adv_asm_syscall.cl", {"inline assembly", "__asm__"}},
       {"softmax_ocl", "adv_asm_pasted.cl", {"kf_inline_assembly_is_not_allowed"}},
+      {"softmax_ocl", "adv_asm_trigraph.cl", {"inline assembly"}},
   };
   return list;
 }
