@@ -431,10 +431,16 @@ ScreenResult Evaluator::screen_build(const BuildPlan& plan, const fs::path& src_
     request.package_files.push_back(rel);
     bool evolve = std::find(evolve_files.begin(), evolve_files.end(), rel) != evolve_files.end();
     if (!evolve) continue;
-    bool cl = to_lower(it->path().extension().string()) == ".cl";
-    if (!cl && options_.language != Language::kOcl) continue;
+    // In an OCL task every EVOLVE file not compiled as host code is OpenCL C (a header a .cl
+    // includes as well as the .cl itself).
+    bool ocl = options_.language == Language::kOcl;
+    bool host = std::any_of(plan.compiles.begin(), plan.compiles.end(),
+                            [&](const BuildStep& step) { return step.label == "compile " + rel; });
+    bool opencl = to_lower(it->path().extension().string()) == ".cl" || (ocl && !host);
+    if (!opencl && !ocl) continue;
     auto text = read_file(it->path());
-    if (text) (cl ? request.opencl_sources : request.other_evolve_sources).emplace_back(rel, *text);
+    if (text)
+      (opencl ? request.opencl_sources : request.host_evolve_sources).emplace_back(rel, *text);
   }
   request.work_dir = build_dir;
   return screen_candidate(request, runner_);

@@ -977,7 +977,7 @@ ScreenResult Screener::run() {
       found = screen_opencl_assembly(path, text);
       violations_.insert(violations_.end(), found.begin(), found.end());
     }
-    for (const auto& [path, text] : request_.other_evolve_sources) {
+    for (const auto& [path, text] : request_.host_evolve_sources) {
       auto found = screen_opencl_assembly(path, text);
       violations_.insert(violations_.end(), found.begin(), found.end());
     }

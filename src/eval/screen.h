@@ -32,12 +32,14 @@ struct ScreenRequest {
   // defines (a weak definition of a weak library symbol, i.e. a shared template instantiation, is
   // fine). Without them, the built-in name rules (kernelfoundry::, C library names, std::) apply.
   std::vector<std::filesystem::path> library_files;
-  // OpenCL C sources of the candidate: (path relative to the package root, text).
+  // OpenCL C sources of the candidate: (path relative to the package root, text). In an OCL
+  // task, every file holding an EVOLVE block that is not compiled as host code (a header a .cl
+  // includes as well as the .cl itself): checked for includes and inline assembly.
   std::vector<std::pair<std::string, std::string>> opencl_sources;
-  // OCL: every other file the candidate wrote (an EVOLVE block in a header a .cl includes), as
-  // (path, text): checked for inline assembly like the .cl sources, as an OpenCL build may read
-  // it (a `#undef __asm__` there would undo the harness's build options).
-  std::vector<std::pair<std::string, std::string>> other_evolve_sources;
+  // OCL: the EVOLVE files compiled as host code, as (path, text). Checked for inline assembly
+  // names too, as an OpenCL build could still include them (a `#undef __asm__` there would undo
+  // the harness's build options).
+  std::vector<std::pair<std::string, std::string>> host_evolve_sources;
   // Paths relative to the package root of the files a .cl source may #include (the package's
   // files WITHOUT the reference's).
   std::vector<std::string> package_files;

@@ -523,14 +523,14 @@ TEST(ScreenOpenCl, InlineAssemblyIsRefusedWhereverItIsNamed) {
       << bad.reason;
   EXPECT_NE(bad.log.find("write the kernel in OpenCL C"), std::string::npos) << bad.log;
 
-  // An EVOLVE block in a header the .cl includes is checked too: there a `#undef` would undo the
-  // build options that catch a pasted name.
-  req.opencl_sources = {{"softmax.cl", "#include \"tile.clh\"\nkernel void k() {}\n"}};
-  req.other_evolve_sources = {{"tile.clh", "#undef __asm__\n"}};
-  req.package_files = {"softmax.cl", "tile.clh"};
+  // An EVOLVE file compiled as host code is checked for the names too: an OpenCL build could
+  // include it, and a `#undef` there would undo the build options that catch a pasted name.
+  req.opencl_sources = {{"softmax.cl", "#include \"launch.h\"\nkernel void k() {}\n"}};
+  req.host_evolve_sources = {{"launch.h", "#undef __asm__\n"}};
+  req.package_files = {"softmax.cl", "launch.h"};
   ScreenResult header = screen_candidate(req, fake);
   EXPECT_FALSE(header.ok);
-  EXPECT_NE(header.reason.find("tile.clh:1 uses inline assembly (__asm__)"), std::string::npos)
+  EXPECT_NE(header.reason.find("launch.h:1 uses inline assembly (__asm__)"), std::string::npos)
       << header.reason;
 }
 
